@@ -1,0 +1,48 @@
+// swift-tools-version: 6.0
+// Swift 6 language mode (the tools version's default): strict concurrency is on
+// for every target, so data races are compile errors, not test flakes.
+
+import PackageDescription
+
+let package = Package(
+    name: "LensDB",
+    products: [
+        .library(name: "LensDB", targets: ["LensDB"]),
+        .library(name: "LensLog", targets: ["LensLog"]),
+        .executable(name: "lensdb-demo", targets: ["lensdb-demo"]),
+    ],
+    dependencies: [
+        // TreeDictionary: structurally shared maps, so every commit makes a new
+        // version in O(log n) and readers keep old versions for free (promise 8).
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+    ],
+    targets: [
+        // liblz4 from the system (Debian: liblz4-dev). The block API only.
+        .systemLibrary(
+            name: "CLZ4",
+            pkgConfig: "liblz4",
+            providers: [.apt(["liblz4-dev"])]
+        ),
+        // CRC32C with the SSE4.2 / ARMv8 instruction and a portable fallback;
+        // C because Swift cannot name those intrinsics portably.
+        .target(name: "CLensCRC"),
+        // Storage seam, record framing, log writer/reader, snapshots. No Codable:
+        // logtool and the fuzzers read any store without the program's types.
+        .target(name: "LensLog", dependencies: ["CLZ4", "CLensCRC"]),
+        // Values, engine, tables, queries, lens, consistency.
+        .target(
+            name: "LensDB",
+            dependencies: [
+                "LensLog",
+                .product(name: "HashTreeCollections", package: "swift-collections"),
+            ]
+        ),
+        // Byte-corruption helpers, temporary directories and a reference model,
+        // shared by the tests and the crash fuzzer.
+        .target(name: "LensTestSupport", dependencies: ["LensLog"], path: "Tests/LensTestSupport"),
+        // The README's main job: writes a store, reopens it, shows what is in it.
+        .executableTarget(name: "lensdb-demo", dependencies: ["LensDB"], path: "Tools/lensdb-demo"),
+        .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
+        .testTarget(name: "LensDBTests", dependencies: ["LensDB", "LensTestSupport"]),
+    ]
+)

@@ -1,0 +1,120 @@
+/// The one seam through which LensDB touches files.
+///
+/// Everything the engine does to disk goes through a `FileSystem`: the POSIX
+/// implementation (``POSIXFileSystem``) in production, and the simulated one
+/// (``SimulatedFileSystem``) in tests and the crash fuzzer, which knows per file
+/// which bytes are durable and can lose the rest in a simulated power cut.
+///
+/// Paths are plain strings; a store never needs more than a directory and the
+/// files directly inside it.
+///
+/// Thread-safety: implementations are safe to call from any thread.
+/// Errors: every method throws ``StorageError`` and nothing else.
+public protocol FileSystem: Sendable {
+    /// Opens (and with `.create`, creates) the file at `path`.
+    ///
+    /// A created file's directory entry is durable only after
+    /// ``syncDirectory(at:)`` on its parent.
+    func openFile(at path: String, mode: FileOpenMode) throws -> any StoredFile
+
+    /// Whether a file or directory exists at `path`.
+    func fileExists(at path: String) -> Bool
+
+    /// Removes the file at `path`. Durable after ``syncDirectory(at:)``.
+    func removeFile(at path: String) throws
+
+    /// Atomically replaces `destination` with `source`. Durable after
+    /// ``syncDirectory(at:)``; until then a crash may leave either name.
+    func rename(_ source: String, to destination: String) throws
+
+    /// The names (not paths) of the entries directly inside `directory`, sorted.
+    func listDirectory(_ directory: String) throws -> [String]
+
+    /// Creates `directory` (and missing parents). Succeeds if it exists.
+    func createDirectory(at directory: String) throws
+
+    /// Makes creations, renames and removals inside `directory` durable.
+    func syncDirectory(at directory: String) throws
+
+    /// Takes an exclusive advisory lock on the file at `path`, creating it.
+    ///
+    /// Fails at once, without waiting, with a ``StorageError`` whose `code` is
+    /// `.locked` and whose `lockHolder` is the holder's process id when known.
+    /// The lock lasts until ``FileLock/unlock()`` or process exit.
+    func lockFile(at path: String) throws -> any FileLock
+}
+
+/// How ``FileSystem/openFile(at:mode:)`` opens a file.
+public enum FileOpenMode: Sendable, Equatable {
+    /// Read only; the file must exist.
+    case readOnly
+    /// Read and write; the file must exist.
+    case readWrite
+    /// Read and write; created empty if missing.
+    case create
+    /// Read and write; created, and fails with `.exists` if it already exists.
+    case createNew
+}
+
+/// How far ``StoredFile/sync(_:)`` pushes data.
+public enum SyncMode: Sendable, Equatable {
+    /// The file's data and the metadata needed to read it back (`fdatasync`).
+    case data
+    /// Data and all metadata (`fsync`, or `F_FULLFSYNC` where the platform has it).
+    case full
+}
+
+/// An open file.
+///
+/// Thread-safety: positional reads and writes may come from any thread; LensDB
+/// never writes one region from two threads at once. After ``close()`` every
+/// call throws `.closed`.
+public protocol StoredFile: AnyObject, Sendable {
+    /// The path the file was opened at.
+    var path: String { get }
+
+    /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
+    func read(at offset: Int64, count: Int) throws -> [UInt8]
+
+    /// Writes all of `bytes` at `offset`, extending the file if needed.
+    /// Not durable until ``sync(_:)``; a crash may keep, drop or tear it.
+    /// On a throw, any prefix of `bytes` may have been written.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws
+
+    /// The current size in bytes.
+    func size() throws -> Int64
+
+    /// Makes every write so far durable. A throw means some of them may be
+    /// lost: callers must not retry and carry on (promise 6).
+    func sync(_ mode: SyncMode) throws
+
+    /// Cuts or extends the file to `length` bytes (extension reads as zeros).
+    func truncate(to length: Int64) throws
+
+    /// Reserves disk space for `[offset, offset + length)`, extending the file
+    /// with zeros, so later writes there cannot fail for space and
+    /// `fdatasync` need not update the file size.
+    func preallocate(at offset: Int64, length: Int64) throws
+
+    /// Releases the descriptor. Idempotent.
+    func close()
+}
+
+extension StoredFile {
+    /// Writes all of `bytes` at `offset`. See ``write(_:at:)-(UnsafeRawBufferPointer,_)``.
+    public func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads the whole file.
+    public func readAll() throws -> [UInt8] {
+        let length = try size()
+        return try read(at: 0, count: Int(length))
+    }
+}
+
+/// A held exclusive lock; see ``FileSystem/lockFile(at:)``.
+public protocol FileLock: AnyObject, Sendable {
+    /// Releases the lock. Idempotent.
+    func unlock()
+}

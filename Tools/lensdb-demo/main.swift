@@ -1,0 +1,3 @@
+import LensDB
+
+print("LensDB demo")
