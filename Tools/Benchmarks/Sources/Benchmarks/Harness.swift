@@ -1,0 +1,41 @@
+import Foundation
+
+/// A named workload; `run` prints its own table.
+struct Workload: Sendable {
+    let name: String
+    let summary: String
+    let run: @Sendable () throws -> Void
+}
+
+/// Monotonic seconds.
+func now() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
+/// Runs `body` repeatedly for at least `seconds` and returns operations per second,
+/// where each call of `body` performs `operations` operations.
+func rate(seconds: Double = 1.0, operations: Int = 1, _ body: () throws -> Void) rethrows -> Double {
+    try body()  // warm up
+    var count = 0
+    let start = now()
+    var elapsed = 0.0
+    repeat {
+        try body()
+        count += operations
+        elapsed = now() - start
+    } while elapsed < seconds
+    return Double(count) / elapsed
+}
+
+/// Prints a Markdown table.
+func printTable(_ header: [String], _ rows: [[String]]) {
+    print("| " + header.joined(separator: " | ") + " |")
+    print("|" + header.map { _ in "---" }.joined(separator: "|") + "|")
+    for row in rows { print("| " + row.joined(separator: " | ") + " |") }
+}
+
+func format(_ value: Double) -> String {
+    value >= 100 ? String(format: "%.0f", value) : String(format: "%.2f", value)
+}

@@ -1,0 +1,11 @@
+// Usage: Benchmarks [workload…]   (no argument: all of them)
+import Foundation
+
+let workloads: [Workload] = [
+]
+
+let chosen = CommandLine.arguments.dropFirst()
+for workload in workloads where chosen.isEmpty || chosen.contains(workload.name) {
+    print("\n## \(workload.name): \(workload.summary)\n")
+    do { try workload.run() } catch { print("failed: \(error)") }
+}
