@@ -1,0 +1,71 @@
+/// Why a stretch of a log file could not be read as records. Stored nowhere;
+/// reported by the reader, `logtool verify` and open statistics.
+public enum DamageReason: String, Sendable, Equatable, CaseIterable {
+    /// Fewer bytes than a frame header remain, and they are not all zero.
+    case truncatedFrameHeader
+    /// The length field reaches past the end of the file.
+    case truncatedPayload
+    /// The length field exceeds ``LogFormat/maxPayloadSize``.
+    case lengthTooLarge
+    /// The checksum does not match the frame and payload.
+    case checksumMismatch
+    /// The record's LSN is not the next one expected.
+    case lsnOutOfSequence
+    /// A compressed payload does not decompress to its declared length.
+    case decompressionFailed
+    /// An all-zero frame header followed by bytes that are not zero.
+    case zeroedRegion
+}
+
+/// Why a valid record could not be understood by this version.
+public enum UnsupportedReason: Sendable, Equatable {
+    case unknownRecordType(UInt8)
+    case unknownFlags(UInt8)
+    /// The reserved frame field is set: a newer format uses it.
+    case reservedField(UInt16)
+}
+
+/// Errors of the log layer: opening, reading and writing log files.
+public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file is shorter than a log header (a crash during creation leaves this).
+    case truncatedHeader(file: String, size: Int64)
+    /// The file does not start with the log magic: not a LensDB log.
+    case badMagic(file: String)
+    /// The file was written by a newer LensDB; open it with that version.
+    case unsupportedVersion(file: String, version: UInt32)
+    /// The header's checksum or reserved field is wrong.
+    case badHeader(file: String)
+    /// Damage followed by valid records (promise 3): `.strict` stops here.
+    case corruption(file: String, offset: Int64, lsn: UInt64, reason: DamageReason)
+    /// A valid record this version cannot interpret.
+    case unsupportedRecord(file: String, offset: Int64, lsn: UInt64, reason: UnsupportedReason)
+    /// A payload larger than ``LogFormat/maxPayloadSize`` was offered for writing.
+    case recordTooLarge(size: Int)
+    /// An earlier write or sync failed; the log accepts nothing until reopened (promise 6).
+    case writerFailed(cause: StorageError)
+    /// The writer was closed.
+    case writerClosed
+
+    public var description: String {
+        switch self {
+        case let .truncatedHeader(file, size):
+            "\(file): only \(size) bytes, shorter than a log header; the file was cut while being created"
+        case let .badMagic(file):
+            "\(file): not a LensDB log (bad magic)"
+        case let .unsupportedVersion(file, version):
+            "\(file): log format version \(version) is newer than this LensDB reads (\(LogFormat.version)); use a newer LensDB"
+        case let .badHeader(file):
+            "\(file): the log header fails its checksum; run `logtool repair`"
+        case let .corruption(file, offset, lsn, reason):
+            "\(file) at offset \(offset): \(reason.rawValue) before LSN \(lsn), followed by valid records; open with .salvage or run `logtool repair`"
+        case let .unsupportedRecord(file, offset, lsn, reason):
+            "\(file) at offset \(offset), LSN \(lsn): \(reason); written by a newer LensDB"
+        case let .recordTooLarge(size):
+            "a record of \(size) bytes exceeds the maximum of \(LogFormat.maxPayloadSize)"
+        case let .writerFailed(cause):
+            "the log failed (\(cause)) and is read-only until the store is reopened"
+        case .writerClosed:
+            "the log writer is closed"
+        }
+    }
+}

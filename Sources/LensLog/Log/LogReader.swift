@@ -1,0 +1,183 @@
+/// What the caller wants done with damage that is followed by valid records.
+public enum RecoveryPolicy: Sendable, Equatable {
+    /// Stop with ``LogError/corruption(file:offset:lsn:reason:)``.
+    case strict
+    /// Keep every record that verifies and report the ranges dropped.
+    case salvage
+}
+
+/// How reading a log file ended, when it ended without an error.
+public enum LogEnd: Sendable, Equatable {
+    /// Every byte after `offset` is zero (or there is none): the normal end.
+    case clean(offset: Int64)
+    /// Unsynced writes were cut by a crash: `bytesDropped` non-zero bytes from
+    /// `offset` were not records, and no record after them proves them durable.
+    case tornTail(offset: Int64, bytesDropped: Int64, reason: DamageReason)
+}
+
+/// A stretch that `.salvage` skipped because it did not verify.
+public struct DroppedRange: Sendable, Equatable {
+    public var offset: Int64
+    public var length: Int64
+    /// The LSNs lost with it: `lostLSNs.lowerBound ..< lostLSNs.upperBound`.
+    public var lostLSNs: Range<UInt64>
+    public var reason: DamageReason
+}
+
+/// Reads the records of one log file, in order, and tells how it ended.
+///
+/// Damage is classified by proof, not by guess. Every record carries the
+/// highest LSN its writer knew to be durable (`syncedLSN`). When the bytes
+/// where LSN `n` should be do not verify, the reader looks at every valid
+/// record after them: if one says LSN `n` was already durable when it was
+/// written, the damage hit synced data — corruption, which `.strict` reports
+/// and `.salvage` skips. If none does, the damage is a torn write of unsynced
+/// data, the normal result of a power cut, and the log ends there quietly.
+///
+/// The whole file is read into memory once: opening replays every record
+/// anyway, and compaction bounds a log's size.
+public struct LogReader: Sendable {
+    public let path: String
+    public let header: LogFileHeader
+    /// The ranges `.salvage` skipped so far.
+    public private(set) var dropped: [DroppedRange] = []
+    /// Set once ``next()`` has returned nil.
+    public private(set) var end: LogEnd?
+
+    private let bytes: [UInt8]
+    private let policy: RecoveryPolicy
+    private let seed: UInt32
+    private var offset = LogFormat.fileHeaderSize
+    private var expectedLSN: UInt64
+
+    /// Reads the file at `path` and validates its header.
+    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError`` for a bad header.
+    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy) throws {
+        let file = try fileSystem.openFile(at: path, mode: .readOnly)
+        defer { file.close() }
+        try self.init(bytes: file.readAll(), path: path, policy: policy)
+    }
+
+    /// Reads a log held in memory; `path` names it in errors.
+    public init(bytes: [UInt8], path: String, policy: RecoveryPolicy) throws(LogError) {
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(LogError) in try LogFileHeader(decoding: raw, file: path) }
+        }
+        header = try decoded.get()
+        self.bytes = bytes
+        self.path = path
+        self.policy = policy
+        seed = RecordFrame.seed(generation: header.generation)
+        expectedLSN = header.firstLSN
+    }
+
+    /// The LSN the next record must have; after the end, one past the last record read.
+    public var nextLSN: UInt64 { expectedLSN }
+
+    /// The offset just past the last record read: where a writer would append.
+    public var endOfRecords: Int64 { Int64(offset) }
+
+    /// The next record, or nil at the end (see ``end``).
+    /// - Throws: ``LogError/corruption(file:offset:lsn:reason:)`` under `.strict`
+    ///   when damage is followed by a record proving it was durable;
+    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)`` for a newer record.
+    public mutating func next() throws(LogError) -> LogRecord? {
+        while end == nil {
+            let step = bytes.withUnsafeBytes { RecordFrame.parse($0, at: offset, seed: seed) }
+            switch step {
+            case .frame(let frame) where frame.lsn == expectedLSN:
+                if let record = try accept(frame) { return record }
+                try damaged(.decompressionFailed, includingHere: false)
+            case .frame:
+                try damaged(.lsnOutOfSequence, includingHere: true)
+            case .zeros:
+                try damaged(.zeroedRegion, includingHere: false)
+            case .damage(let reason):
+                try damaged(reason, includingHere: false)
+            }
+        }
+        return nil
+    }
+
+    /// Decodes a verified frame with the expected LSN; nil when its payload is malformed.
+    private mutating func accept(_ frame: RecordFrame.Header) throws(LogError) -> LogRecord? {
+        if let reason = RecordFrame.unsupported(frame) {
+            throw .unsupportedRecord(file: path, offset: Int64(offset), lsn: frame.lsn, reason: reason)
+        }
+        guard let payload = bytes.withUnsafeBytes({ RecordFrame.payload(of: frame, in: $0, at: offset) }) else {
+            return nil
+        }
+        let record = LogRecord(
+            lsn: frame.lsn, type: RecordType(rawValue: frame.typeByte)!, payload: payload,
+            offset: Int64(offset), frameSize: frame.frameSize, compressed: frame.flags.contains(.lz4),
+            syncedLSN: frame.syncedLSN)
+        offset += frame.frameSize
+        expectedLSN += 1
+        return record
+    }
+
+    /// The bytes at `offset` are not the record expected. Decides between the
+    /// end of the log, a torn tail, and corruption.
+    private mutating func damaged(_ reason: DamageReason, includingHere: Bool) throws(LogError) {
+        let damageAt = offset
+        let scan = bytes.withUnsafeBytes {
+            Resync.scan($0, from: includingHere ? damageAt : damageAt + 1, expecting: expectedLSN, seed: seed)
+        }
+        guard let proof = scan.proof else {
+            let dropped = Int64(scan.lastNonZero.map { $0 + 1 - damageAt } ?? 0)
+            end = dropped == 0 && reason == .zeroedRegion
+                ? .clean(offset: Int64(damageAt))
+                : .tornTail(offset: Int64(damageAt), bytesDropped: dropped, reason: reason)
+            return
+        }
+        guard policy == .salvage, let resume = scan.firstValid else {
+            _ = proof
+            throw .corruption(file: path, offset: Int64(damageAt), lsn: expectedLSN, reason: reason)
+        }
+        dropped.append(DroppedRange(
+            offset: Int64(damageAt), length: Int64(resume.offset - damageAt),
+            lostLSNs: expectedLSN..<resume.lsn, reason: reason))
+        offset = resume.offset
+        expectedLSN = resume.lsn
+    }
+}
+
+/// The search after damage for records that verify.
+enum Resync {
+    struct Found { var offset: Int; var lsn: UInt64 }
+    struct Result {
+        /// The first valid record with an LSN at or after the one expected.
+        var firstValid: Found?
+        /// A valid record whose `syncedLSN` covers the expected LSN.
+        var proof: Found?
+        /// The last byte that is not zero, if any.
+        var lastNonZero: Int?
+    }
+
+    /// Tries every offset from `start`. A candidate must verify (CRC32C over
+    /// the salted header and payload) and carry an LSN that could follow
+    /// `expected` in the bytes left; the checksum is computed only for
+    /// candidates that pass the cheap checks, so zero fill is skipped fast.
+    static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, expecting expected: UInt64, seed: UInt32) -> Result {
+        var result = Result(lastNonZero: bytes.lastIndex(where: { $0 != 0 }))
+        guard let last = result.lastNonZero, start <= last else { return result }
+        let maxLSN = expected &+ UInt64(bytes.count / LogFormat.frameHeaderSize)
+        var candidate = start
+        while candidate + LogFormat.frameHeaderSize <= bytes.count {
+            let lsn: UInt64 = bytes.littleEndian(at: candidate + 8)
+            if lsn >= expected, lsn <= maxLSN,
+               case .frame(let frame) = RecordFrame.parse(bytes, at: candidate, seed: seed) {
+                let found = Found(offset: candidate, lsn: frame.lsn)
+                if result.firstValid == nil { result.firstValid = found }
+                if frame.syncedLSN >= expected {
+                    result.proof = found
+                    return result
+                }
+                candidate += frame.frameSize
+                continue
+            }
+            candidate += 1
+        }
+        return result
+    }
+}

@@ -1,0 +1,201 @@
+import Dispatch
+
+/// When a commit returns, relative to the disk.
+public enum Durability: Sendable, Equatable {
+    /// After the `fdatasync` that covers it: survives a power cut (promise 1).
+    case full
+    /// After it is written to the operating system: survives a process crash;
+    /// made durable by a later sync — a `.full` commit, ``LogWriter/flush()``,
+    /// or the background interval.
+    case buffered
+    /// Like `.buffered` but never synced in the background (tests, scratch data).
+    case none
+}
+
+/// Tuning of a ``LogWriter``.
+public struct LogWriterOptions: Sendable {
+    /// LZ4-compress payloads that shrink by it.
+    public var compression = true
+    /// The file grows by preallocated chunks of at least this many bytes, so an
+    /// `fdatasync` rarely has to update the file's size. 0 appends without it.
+    public var preallocationChunk: Int64 = 4 << 20
+    /// How often `.buffered` commits are synced in the background; nil never.
+    public var backgroundSyncInterval: Duration? = .milliseconds(100)
+
+    public init() {}
+}
+
+/// Counters of a ``LogWriter``, for tests and benchmarks.
+public struct LogWriterStatistics: Sendable, Equatable {
+    public var records = 0
+    /// Leader turns that wrote something: records / batches is the group size.
+    public var batches = 0
+    public var syncs = 0
+    public var bytesWritten: Int64 = 0
+}
+
+/// Appends records to one log file, with group commit.
+///
+/// Committers call ``append(_:durability:)`` from any thread. Each is queued
+/// with the next LSN; the first waiting committer becomes the leader, frames
+/// everything queued into one buffer, writes it with one call, syncs once if
+/// any waiter needs `.full`, and wakes the others with the shared result.
+///
+/// Fail-stop (promise 6): when a write or sync fails, every commit not yet
+/// acknowledged fails with ``LogError/writerFailed(cause:)``, the file is cut
+/// back to the end of the last good write where possible, and every later
+/// call throws the same error. An fsync is never retried.
+///
+/// `@unchecked Sendable` is sound: every mutable field is read and written
+/// only with `lock` held; file I/O happens outside the lock but only by the
+/// single leader (`state.leaderActive`) or in `close()` after the state says closed.
+public final class LogWriter: @unchecked Sendable {
+    public let path: String
+    public let header: LogFileHeader
+    let file: any StoredFile
+    let options: LogWriterOptions
+    let seed: UInt32
+    let lock = ConditionLock()
+    var state: WriterState
+    private var timer: DispatchSourceTimer?
+
+    struct Pending {
+        var lsn: UInt64
+        var stored: [UInt8]
+        var flags: RecordFlags
+        var type: RecordType
+    }
+
+    struct WriterState {
+        var queue: [Pending] = []
+        var nextLSN: UInt64
+        var writtenLSN: UInt64
+        var durableLSN: UInt64
+        var writeOffset = Int64(LogFormat.fileHeaderSize)
+        var allocatedEnd: Int64 = 0
+        var leaderActive = false
+        var fullWaiters = 0
+        var failure: LogError?
+        var statistics = LogWriterStatistics()
+    }
+
+    /// Creates a new log file, writes its header, and makes file and directory
+    /// entry durable before returning.
+    ///
+    /// - Throws: ``StorageError`` (`.exists` when the file is already there).
+    public static func create(
+        fileSystem: any FileSystem, path: String, generation: UInt64, firstLSN: UInt64,
+        options: LogWriterOptions = LogWriterOptions()
+    ) throws -> LogWriter {
+        let file = try fileSystem.openFile(at: path, mode: .createNew)
+        do {
+            let header = LogFileHeader(generation: generation, firstLSN: firstLSN)
+            if options.preallocationChunk > 0 { try file.preallocate(at: 0, length: options.preallocationChunk) }
+            try file.write(header.encoded(), at: 0)
+            try file.sync(.full)
+            try fileSystem.syncDirectory(at: parentDirectory(of: path))
+            return LogWriter(file: file, header: header, options: options)
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    init(file: any StoredFile, header: LogFileHeader, options: LogWriterOptions) {
+        self.file = file
+        self.path = file.path
+        self.header = header
+        self.options = options
+        seed = RecordFrame.seed(generation: header.generation)
+        state = WriterState(nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, durableLSN: header.firstLSN - 1)
+        state.allocatedEnd = max(options.preallocationChunk, Int64(LogFormat.fileHeaderSize))
+        startBackgroundSync()
+    }
+
+    deinit { timer?.cancel() }
+
+    /// Appends one record and returns its LSN once it is as durable as asked.
+    ///
+    /// Thread-safe. - Throws: ``LogError/recordTooLarge(size:)`` (nothing
+    /// changed), ``LogError/writerFailed(cause:)`` (the record may or may not
+    /// be in the file; it will not be replayed as acknowledged unless a later
+    /// sync covered it).
+    @discardableResult
+    public func append(_ payload: [UInt8], type: RecordType = .transaction, durability: Durability) throws(LogError) -> UInt64 {
+        let lsn = try enqueue(payload, type: type)
+        try wait(for: lsn, durability: durability)
+        return lsn
+    }
+
+    /// Queues one record and returns its LSN without waiting for any I/O.
+    /// LSNs follow the order of `enqueue` calls. Pair with ``wait(for:durability:)``.
+    public func enqueue(_ payload: [UInt8], type: RecordType = .transaction) throws(LogError) -> UInt64 {
+        guard payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: payload.count) }
+        let (stored, flags) = RecordFrame.store(payload, compress: options.compression)
+        return try lock.withLock { () throws(LogError) -> UInt64 in
+            if let failure = state.failure { throw failure }
+            let lsn = state.nextLSN
+            state.nextLSN += 1
+            state.queue.append(Pending(lsn: lsn, stored: stored, flags: flags, type: type))
+            return lsn
+        }
+    }
+
+    /// Makes every record appended before this call durable.
+    /// - Throws: ``LogError/writerFailed(cause:)`` if the sync fails.
+    public func flush() throws(LogError) {
+        let last = lock.withLock { state.nextLSN - 1 }
+        try wait(for: last, durability: .full)
+    }
+
+    /// The highest LSN known durable.
+    public var durableLSN: UInt64 { lock.withLock { state.durableLSN } }
+    /// The highest LSN written to the operating system.
+    public var writtenLSN: UInt64 { lock.withLock { state.writtenLSN } }
+    /// The LSN the next record will get.
+    public var nextLSN: UInt64 { lock.withLock { state.nextLSN } }
+    /// Where the next batch will be written: the end of the records.
+    public var endOffset: Int64 { lock.withLock { state.writeOffset } }
+    public var statistics: LogWriterStatistics { lock.withLock { state.statistics } }
+    /// The error that poisoned the writer, if one did.
+    public var failure: LogError? { lock.withLock { state.failure } }
+
+    /// Stops the writer: waiting commits fail with ``LogError/writerClosed``
+    /// and the file is closed. Records not yet synced stay as durable as the
+    /// operating system makes them. Call ``flush()`` first to keep them.
+    public func close() {
+        timer?.cancel()
+        lock.withLock {
+            if state.failure == nil { state.failure = .writerClosed }
+            while state.leaderActive { lock.wait() }
+            lock.broadcast()
+        }
+        file.close()
+    }
+
+    private func startBackgroundSync() {
+        guard let interval = options.backgroundSyncInterval else { return }
+        let source = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "lensdb.log.sync"))
+        let nanoseconds = Int(interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000)
+        source.schedule(deadline: .now() + .nanoseconds(nanoseconds), repeating: .nanoseconds(nanoseconds))
+        source.setEventHandler { [weak self] in self?.syncBuffered() }
+        source.resume()
+        timer = source
+    }
+
+    /// The background interval's work: sync what `.buffered` commits wrote.
+    private func syncBuffered() {
+        let behind = lock.withLock { state.failure == nil && state.writtenLSN > state.durableLSN && !state.leaderActive }
+        guard behind else { return }
+        let target = lock.withLock { state.writtenLSN }
+        // A failure here poisons the writer, and the next commit reports it;
+        // the timer has no caller to tell.
+        try? wait(for: target, durability: .full)
+    }
+}
+
+/// The directory part of `path` ("." when there is none).
+public func parentDirectory(of path: String) -> String {
+    guard let slash = path.lastIndex(of: "/") else { return "." }
+    return slash == path.startIndex ? "/" : String(path[..<slash])
+}
