@@ -1,0 +1,79 @@
+// The numbers of snapshot format v1. The article "Snapshot format"
+// (Sources/LensDB/LensDB.docc/SnapshotFormat.md) is the spec. Everything here
+// is stored on disk — never renumber.
+
+/// Constants of the snapshot file format, version 1.
+public enum SnapshotFormat {
+    /// "LENSSNAP": the first 8 bytes of every snapshot.
+    public static let magic: [UInt8] = Array("LENSSNAP".utf8)
+    /// "SNAPEND" and a zero byte: the first 8 bytes of the trailer.
+    public static let trailerMagic: [UInt8] = [0x53, 0x4E, 0x41, 0x50, 0x45, 0x4E, 0x44, 0x00]
+    public static let version: UInt32 = 1
+
+    /// magic(8) version(4) reserved(4) generation(8) lastLSN(8) crc(4).
+    public static let headerSize = 36
+    /// storedLength(4) rawLength(4) flags(1) reserved(3) crc(4).
+    public static let chunkHeaderSize = 16
+    /// magic(8) chunkCount(8) itemCount(8) fileCRC(4).
+    public static let trailerSize = 28
+
+    /// Items are packed into chunks of about this many bytes before compression.
+    public static let targetChunkSize = 64 << 10
+    /// The largest chunk, stored or decompressed: one item of the largest record.
+    public static let maxChunkSize = LogFormat.maxPayloadSize + (1 << 16)
+}
+
+/// The kind of an item in a snapshot's item stream. Stored on disk — never renumber.
+public enum SnapshotItemKind: UInt8, Sendable {
+    /// `id(varint) name(string)`: declares a table; its entries follow.
+    case table = 1
+    /// `tableID(varint) key(bytes) value(bytes)`.
+    case entry = 2
+    /// `name(string) value(bytes)`: a root document.
+    case root = 3
+}
+
+/// Per-chunk flags. Stored on disk — never renumber.
+public struct ChunkFlags: OptionSet, Sendable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The stored bytes are one LZ4 block expanding to `rawLength`.
+    public static let lz4 = ChunkFlags(rawValue: 1)
+}
+
+/// One item of a snapshot.
+public enum SnapshotItem: Sendable, Equatable {
+    case table(id: UInt64, name: String)
+    case entry(table: UInt64, key: [UInt8], value: [UInt8])
+    case root(name: String, value: [UInt8])
+}
+
+/// Why a snapshot cannot be used. Each case names the file; recovery sets a
+/// bad snapshot aside and falls back to an older one when the logs allow.
+public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
+    case truncated(file: String, size: Int64)
+    case badMagic(file: String)
+    case unsupportedVersion(file: String, version: UInt32)
+    case badHeader(file: String)
+    case badTrailer(file: String)
+    /// The whole-file checksum does not match: some byte changed.
+    case checksumMismatch(file: String)
+    /// A chunk or item is malformed at `offset` (a chunk's file offset).
+    case badChunk(file: String, offset: Int64)
+    /// The trailer's counts disagree with the body.
+    case countMismatch(file: String)
+
+    public var description: String {
+        switch self {
+        case let .truncated(file, size): "\(file): snapshot cut short at \(size) bytes"
+        case let .badMagic(file): "\(file): not a LensDB snapshot (bad magic)"
+        case let .unsupportedVersion(file, version):
+            "\(file): snapshot format version \(version) is newer than this LensDB reads (\(SnapshotFormat.version)); use a newer LensDB"
+        case let .badHeader(file): "\(file): the snapshot header fails its checksum"
+        case let .badTrailer(file): "\(file): the snapshot trailer is missing or damaged"
+        case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
+        case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"
+        case let .countMismatch(file): "\(file): the snapshot's item counts disagree with its trailer"
+        }
+    }
+}
