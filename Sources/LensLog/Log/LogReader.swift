@@ -181,3 +181,25 @@ enum Resync {
         return result
     }
 }
+
+extension LogReader {
+    /// Whether `bytes` (a whole log file) holds a record that verifies under
+    /// `generation` and says LSN `lsn` was already durable when it was written.
+    /// Used where a header or a whole file is missing: proof that synced data was lost.
+    public static func vouches(for lsn: UInt64, in bytes: [UInt8], generation: UInt64) -> Bool {
+        bytes.withUnsafeBytes {
+            Resync.scan($0, from: min(LogFormat.fileHeaderSize, $0.count), expecting: lsn,
+                        seed: RecordFrame.seed(generation: generation)).proof != nil
+        }
+    }
+
+    /// Reads a log whose header is damaged as if it had `assumed`, for salvage.
+    public init(bytes: [UInt8], path: String, policy: RecoveryPolicy, assumedHeader assumed: LogFileHeader) {
+        var patched = bytes
+        let header = assumed.encoded()
+        if patched.count < header.count { patched += [UInt8](repeating: 0, count: header.count - patched.count) }
+        patched.replaceSubrange(0..<header.count, with: header)
+        // The patched header verifies by construction.
+        self = try! LogReader(bytes: patched, path: path, policy: policy)
+    }
+}

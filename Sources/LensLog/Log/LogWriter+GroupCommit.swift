@@ -31,6 +31,7 @@ extension LogWriter {
         let syncedLSN = state.durableLSN
         let needsSync = state.fullWaiters > 0
         let allocatedEnd = state.allocatedEnd
+        let predecessor = needsSync ? state.predecessor : nil
 
         lock.unlock()
         var buffer: [UInt8] = []
@@ -40,7 +41,8 @@ extension LogWriter {
                 lsn: record.lsn, syncedLSN: syncedLSN, seed: seed)
         }
         let outcome = Result { () throws(StorageError) -> Int64 in
-            try writeAndSync(buffer, at: offset, allocatedEnd: allocatedEnd, sync: needsSync)
+            if let predecessor { try Self.flush(predecessor) }
+            return try writeAndSync(buffer, at: offset, allocatedEnd: allocatedEnd, sync: needsSync)
         }
         lock.lock()
 
@@ -52,6 +54,7 @@ extension LogWriter {
             state.writeOffset = offset + Int64(buffer.count)
             if let last = batch.last { state.writtenLSN = last.lsn }
             if needsSync { state.durableLSN = state.writtenLSN }
+            if predecessor != nil { state.predecessor = nil }
             state.statistics.records += batch.count
             state.statistics.batches += batch.isEmpty ? 0 : 1
             state.statistics.syncs += needsSync ? 1 : 0
@@ -61,6 +64,18 @@ extension LogWriter {
             // back is best effort: whatever stays is read as a torn tail.
             state.failure = .writerFailed(cause: error)
             try? file.truncate(to: offset)
+        }
+    }
+
+    /// Syncs the log this one continues; its failure is this log's failure.
+    private static func flush(_ predecessor: LogWriter) throws(StorageError) {
+        do {
+            try predecessor.flush()
+        } catch .writerFailed(let cause) {
+            throw cause
+        } catch {
+            // Closed with records it never synced: they cannot be vouched for.
+            throw StorageError(.closed, .sync, path: predecessor.path)
         }
     }
 

@@ -77,6 +77,9 @@ public final class LogWriter: @unchecked Sendable {
         var fullWaiters = 0
         var failure: LogError?
         var statistics = LogWriterStatistics()
+        /// The log this one continues, until a sync of this log has synced it
+        /// first: a sync here must never vouch for records the older file lost.
+        var predecessor: LogWriter?
     }
 
     /// Creates a new log file, writes its header, and makes file and directory
@@ -87,27 +90,27 @@ public final class LogWriter: @unchecked Sendable {
         fileSystem: any FileSystem, path: String, generation: UInt64, firstLSN: UInt64,
         options: LogWriterOptions = LogWriterOptions()
     ) throws -> LogWriter {
-        let file = try fileSystem.openFile(at: path, mode: .createNew)
+        let prepared = try PreparedLog(fileSystem: fileSystem, path: path, generation: generation, options: options)
+        let writer = try prepared.start(firstLSN: firstLSN, predecessor: nil)
         do {
-            let header = LogFileHeader(generation: generation, firstLSN: firstLSN)
-            if options.preallocationChunk > 0 { try file.preallocate(at: 0, length: options.preallocationChunk) }
-            try file.write(header.encoded(), at: 0)
-            try file.sync(.full)
-            try fileSystem.syncDirectory(at: parentDirectory(of: path))
-            return LogWriter(file: file, header: header, options: options)
+            try writer.file.sync(.data)
         } catch {
-            file.close()
+            writer.close()
             throw error
         }
+        return writer
     }
 
-    init(file: any StoredFile, header: LogFileHeader, options: LogWriterOptions) {
+    init(file: any StoredFile, header: LogFileHeader, options: LogWriterOptions, predecessor: LogWriter?) {
         self.file = file
         self.path = file.path
         self.header = header
         self.options = options
         seed = RecordFrame.seed(generation: header.generation)
-        state = WriterState(nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, durableLSN: header.firstLSN - 1)
+        // Until the predecessor is synced, nothing before this log is known durable.
+        let durable = predecessor?.durableLSN ?? header.firstLSN - 1
+        state = WriterState(nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, durableLSN: durable)
+        state.predecessor = predecessor
         state.allocatedEnd = max(options.preallocationChunk, Int64(LogFormat.fileHeaderSize))
         startBackgroundSync()
     }
@@ -198,4 +201,40 @@ public final class LogWriter: @unchecked Sendable {
 public func parentDirectory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// A log file created and made durable, without its header yet: the slow part
+/// of switching logs, done before the writers are held.
+public struct PreparedLog: Sendable {
+    let file: any StoredFile
+    let generation: UInt64
+    let options: LogWriterOptions
+
+    /// Creates the file, preallocates it, and syncs it and its directory entry.
+    /// - Throws: ``StorageError`` (`.exists` when the file is already there).
+    public init(fileSystem: any FileSystem, path: String, generation: UInt64, options: LogWriterOptions) throws {
+        file = try fileSystem.openFile(at: path, mode: .createNew)
+        do {
+            if options.preallocationChunk > 0 { try file.preallocate(at: 0, length: options.preallocationChunk) }
+            try file.sync(.full)
+            try fileSystem.syncDirectory(at: parentDirectory(of: path))
+        } catch {
+            file.close()
+            throw error
+        }
+        self.generation = generation
+        self.options = options
+    }
+
+    /// Writes the header (not synced: the writer's first sync covers it) and
+    /// returns a writer whose first sync syncs `predecessor` before itself.
+    /// Cheap: one write to the page cache.
+    public func start(firstLSN: UInt64, predecessor: LogWriter?) throws -> LogWriter {
+        let header = LogFileHeader(generation: generation, firstLSN: firstLSN)
+        try file.write(header.encoded(), at: 0)
+        return LogWriter(file: file, header: header, options: options, predecessor: predecessor)
+    }
+
+    /// Closes the file without using it.
+    public func discard() { file.close() }
 }

@@ -1,0 +1,90 @@
+/// Recovery over a store directory: chooses the snapshot, then replays the
+/// chain of logs after it. Shared by `Store` open, `logtool` and the fuzzer,
+/// and free of the program's types: state arrives as raw items and records.
+public struct LogChain {
+    public let directory: StoreDirectory
+    public let policy: RecoveryPolicy
+    /// Whether damaged snapshots are renamed aside (false for read-only opens).
+    public let setAsideDamaged: Bool
+
+    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool) {
+        self.directory = directory
+        self.policy = policy
+        self.setAsideDamaged = setAsideDamaged
+    }
+
+    /// Loads the newest usable snapshot through `loadSnapshot` (which must
+    /// replace any state a failed earlier attempt built), then passes every
+    /// record after it to `apply`, in LSN order.
+    ///
+    /// - Throws: ``LogError`` (strict corruption, bad header of a synced log),
+    ///   ``RecoveryError``, ``StorageError``, or what the closures throw.
+    public func recover(
+        listing: StoreDirectory.Listing,
+        loadSnapshot: (SnapshotFile) throws -> Void,
+        apply: (LogRecord) throws -> Void
+    ) throws -> RecoveryReport {
+        var report = RecoveryReport()
+        let base = try chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
+        var expected = (base?.lastLSN ?? 0) + 1
+        let generation = base?.generation ?? 0
+        report.obsoleteLogs = listing.logs.filter { $0.generation < generation }.map(\.path)
+        for log in listing.logs where log.generation >= generation {
+            let bytes = try readFile(log.path)
+            guard var reader = try openReader(bytes, log, expected: expected, report: &report) else { continue }
+            report.logsRead.append(log.path)
+            while let record = try reader.next() {
+                try apply(record)
+                report.recordsReplayed += 1
+            }
+            report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
+            if case let .tornTail(offset, bytes, reason)? = reader.end {
+                report.tornTails.append(TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason))
+            }
+            expected = reader.nextLSN
+        }
+        report.lastLSN = expected - 1
+        return report
+    }
+
+    /// A reader positioned at the first record of `log`, or nil when the file
+    /// holds nothing that continues the chain (reported as torn or orphaned).
+    private func openReader(
+        _ bytes: [UInt8], _ log: (generation: UInt64, path: String), expected: UInt64, report: inout RecoveryReport
+    ) throws -> LogReader? {
+        let reader: LogReader
+        do {
+            reader = try LogReader(bytes: bytes, path: log.path, policy: policy)
+        } catch {
+            // A log's header becomes durable with its first sync, so a bad
+            // header with no record vouching for it is a log cut while new.
+            guard LogReader.vouches(for: expected, in: bytes, generation: log.generation) else {
+                report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(bytes.count { $0 != 0 }), reason: nil))
+                return nil
+            }
+            guard policy == .salvage else { throw error }
+            let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
+            return LogReader(bytes: bytes, path: log.path, policy: policy, assumedHeader: assumed)
+        }
+        let first = reader.header.firstLSN
+        if first == expected { return reader }
+        // A gap or an overlap: the log was started after a torn point that
+        // the chain no longer reaches. Only proof makes that corruption.
+        guard LogReader.vouches(for: expected, in: bytes, generation: log.generation) else {
+            report.orphanedLogs.append(log.path)
+            return nil
+        }
+        guard policy == .salvage, first > expected else {
+            throw RecoveryError.missingRecords(file: log.path, expectedLSN: expected, firstLSN: first)
+        }
+        report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
+            offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence)))
+        return reader
+    }
+
+    private func readFile(_ path: String) throws -> [UInt8] {
+        let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
+        defer { file.close() }
+        return try file.readAll()
+    }
+}

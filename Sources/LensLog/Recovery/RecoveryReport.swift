@@ -1,0 +1,71 @@
+/// What recovery found and did: the open statistics of a store, and what
+/// `logtool info` and `verify` print.
+public struct RecoveryReport: Sendable, Equatable {
+    /// The snapshot the state started from, if any.
+    public var snapshot: SnapshotSummary?
+    /// Snapshots that failed validation, with why; set aside unless read-only.
+    public var damagedSnapshots: [DamagedFile] = []
+    /// Log files whose records were replayed, in order.
+    public var logsRead: [String] = []
+    /// Logs older than the snapshot: fully covered by it, deleted by compaction.
+    public var obsoleteLogs: [String] = []
+    /// Logs after a torn point that hold only records that were never durable.
+    public var orphanedLogs: [String] = []
+    public var recordsReplayed = 0
+    /// The LSN of the last transaction in the recovered state (0 for none).
+    public var lastLSN: UInt64 = 0
+    /// Torn tails cut off quietly (promise 3): unsynced writes a crash tore.
+    public var tornTails: [TornTail] = []
+    /// What `.salvage` dropped around damage.
+    public var dropped: [DroppedLogRange] = []
+
+    public init() {}
+
+    /// Bytes cut off as torn tails.
+    public var tornBytes: Int64 { tornTails.reduce(0) { $0 + $1.bytesDropped } }
+}
+
+public struct SnapshotSummary: Sendable, Equatable {
+    public var path: String
+    public var generation: UInt64
+    public var lastLSN: UInt64
+    public var size: Int64
+}
+
+public struct DamagedFile: Sendable, Equatable {
+    public var path: String
+    /// Where it was moved, when recovery set it aside.
+    public var movedTo: String?
+    public var problem: String
+}
+
+public struct TornTail: Sendable, Equatable {
+    public var file: String
+    public var offset: Int64
+    public var bytesDropped: Int64
+    public var reason: DamageReason?
+}
+
+public struct DroppedLogRange: Sendable, Equatable {
+    public var file: String
+    public var range: DroppedRange
+}
+
+/// Recovery could not produce a state it can vouch for.
+public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Every snapshot is damaged or not continued by the logs, and the logs
+    /// do not start at LSN 1.
+    case noUsableSnapshot(directory: String, damaged: [DamagedFile])
+    /// A log that should continue the chain starts too early or too late, and
+    /// a later record proves the missing LSNs were durable.
+    case missingRecords(file: String, expectedLSN: UInt64, firstLSN: UInt64)
+
+    public var description: String {
+        switch self {
+        case let .noUsableSnapshot(directory, damaged):
+            "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not cover the gap; run `logtool repair \(directory)`"
+        case let .missingRecords(file, expected, first):
+            "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; open with .salvage or run `logtool repair`"
+        }
+    }
+}
