@@ -22,7 +22,7 @@ public struct LogChain {
     public func recover(
         listing: StoreDirectory.Listing,
         loadSnapshot: (SnapshotFile) throws -> Void,
-        apply: (LogRecord) throws -> Void
+        apply: (LogRecord, _ file: String) throws -> Void
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
         let base = try chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
@@ -34,13 +34,14 @@ public struct LogChain {
             guard var reader = try openReader(bytes, log, expected: expected, report: &report) else { continue }
             report.logsRead.append(log.path)
             while let record = try reader.next() {
-                try apply(record)
+                try apply(record, log.path)
                 report.recordsReplayed += 1
             }
             report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
             if case let .tornTail(offset, bytes, reason)? = reader.end {
                 report.tornTails.append(TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason))
             }
+            report.logBytes += reader.endOfRecords
             expected = reader.nextLSN
         }
         report.lastLSN = expected - 1

@@ -12,6 +12,8 @@ public struct RecoveryReport: Sendable, Equatable {
     /// Logs after a torn point that hold only records that were never durable.
     public var orphanedLogs: [String] = []
     public var recordsReplayed = 0
+    /// Bytes of records (headers included, zero fill not) in the logs read.
+    public var logBytes: Int64 = 0
     /// The LSN of the last transaction in the recovered state (0 for none).
     public var lastLSN: UInt64 = 0
     /// Torn tails cut off quietly (promise 3): unsynced writes a crash tore.

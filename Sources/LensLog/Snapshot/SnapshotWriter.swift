@@ -55,8 +55,10 @@ public final class SnapshotWriter {
     }
 
     /// Writes the last chunk and the trailer, syncs the file and closes it.
-    /// On a throw the file is incomplete and must not be published.
-    public func finish() throws {
+    /// Returns the file's size. On a throw the file is incomplete and must
+    /// not be published.
+    @discardableResult
+    public func finish() throws -> Int64 {
         try flushChunk()
         var trailer = SnapshotFormat.trailerMagic
         trailer.appendLittleEndian(chunkCount)
@@ -66,6 +68,7 @@ public final class SnapshotWriter {
         try file.write(trailer, at: offset)
         try file.sync(.full)
         file.close()
+        return offset + Int64(trailer.count)
     }
 
     private func itemAdded() throws {

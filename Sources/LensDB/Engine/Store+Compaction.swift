@@ -1,0 +1,126 @@
+import Dispatch
+import LensLog
+
+extension Store {
+    /// Writes a snapshot of the current state and deletes the logs and
+    /// snapshot it replaces.
+    ///
+    /// Atomic (promise 4): a crash at any instant leaves the old or the new
+    /// snapshot in effect, never a mix, and loses nothing committed. Writers
+    /// keep committing meanwhile; they are held only while the new log is
+    /// swapped in, which writes a header to the page cache and nothing more.
+    ///
+    /// Steps, and what a crash after each leaves:
+    /// 1. create and sync log G+1 (no header yet): old state; the empty log is ignored;
+    /// 2. hold writers, write its header, swap it in: old snapshot + old logs + log G+1;
+    /// 3. sync the old log: the snapshot never holds a commit the log could lose;
+    /// 4. write `snapshot-(G+1).snap.tmp`, sync: a temporary file, removed on open;
+    /// 5. rename it into place, sync the directory: the new snapshot is in effect;
+    /// 6. delete older snapshots and logs, sync the directory.
+    ///
+    /// - Throws: ``StoreError/readOnly(path:)`` and friends; ``StorageError``
+    ///   (the store keeps working on the old snapshot); ``StoreError/failed(path:cause:)``
+    ///   when syncing the old log fails.
+    public func compact() throws {
+        guard let directory else { return }
+        guard beginCompaction() else { return }
+        defer { compaction.withLock { $0.running = false } }
+        try runCompaction(directory)
+    }
+
+    private func beginCompaction() -> Bool {
+        compaction.withLock { side in
+            guard !side.running else { return false }
+            side.running = true
+            return true
+        }
+    }
+
+    private func runCompaction(_ directory: StoreDirectory) throws {
+        let generation = try writer.withLock { side throws -> UInt64 in
+            try checkWritable(side)
+            return side.generation + 1
+        }
+        let prepared = try PreparedLog(
+            fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
+            generation: generation, options: Store.logOptions(options))
+        let (version, oldLog) = try swapLog(to: prepared, generation: generation)
+        if let oldLog {
+            do { try oldLog.flush() } catch { throw fail(error) }
+            compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
+            oldLog.close()
+        }
+        let size = try writeSnapshot(of: version, generation: generation, in: directory)
+        try removeFiles(olderThan: generation, in: directory)
+        compaction.withLock {
+            $0.snapshotBytes = size
+            $0.olderLogBytes = 0
+        }
+        if options.checksInvariants { assertInvariants() }
+    }
+
+    /// Step 2: the only part that holds writers.
+    private func swapLog(to prepared: PreparedLog, generation: UInt64) throws -> (StoreState, LogWriter?) {
+        try writer.withLock { side throws -> (StoreState, LogWriter?) in
+            do {
+                try checkWritable(side)
+                let old = side.log
+                side.log = try prepared.start(firstLSN: side.head.lsn + 1, predecessor: old)
+                side.generation = generation
+                return (side.head, old)
+            } catch {
+                prepared.discard()
+                throw error
+            }
+        }
+    }
+
+    /// Steps 4–5. Entries are written in key order, so equal states give
+    /// equal snapshots. Returns the snapshot's size.
+    private func writeSnapshot(of state: StoreState, generation: UInt64, in directory: StoreDirectory) throws -> Int64 {
+        let path = directory.snapshotPath(generation: generation)
+        let temporary = path + StoreDirectory.temporarySuffix
+        let writer = try SnapshotWriter(
+            fileSystem: directory.fileSystem, path: temporary, generation: generation,
+            lastLSN: state.lsn, compression: options.compression == .lz4)
+        for (id, name) in state.tableNames.enumerated() {
+            try writer.addTable(id: UInt64(id), name: name)
+            let entries = state.entries(in: name)
+            for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
+                try writer.addEntry(table: UInt64(id), key: key, value: entries[key]!.bytes())
+            }
+        }
+        for name in state.rootNames { try writer.addRoot(name: name, value: state.root(named: name)!.bytes()) }
+        let size = try writer.finish()
+        try directory.fileSystem.rename(temporary, to: path)
+        try directory.fileSystem.syncDirectory(at: directory.path)
+        return size
+    }
+
+    /// Step 6. A crash midway leaves obsolete files that open ignores and removes.
+    private func removeFiles(olderThan generation: UInt64, in directory: StoreDirectory) throws {
+        let listing = try directory.list()
+        let old = listing.snapshots.filter { $0.generation < generation } + listing.logs.filter { $0.generation < generation }
+        guard !old.isEmpty else { return }
+        for file in old { try directory.fileSystem.removeFile(at: file.path) }
+        try directory.fileSystem.syncDirectory(at: directory.path)
+    }
+
+    /// Starts a background compaction when the logs have outgrown the policy.
+    func compactIfDue() {
+        guard let ratio = options.compactionLogRatio, directory != nil else { return }
+        let logBytes = writer.withLock { $0.log?.endOffset ?? 0 }
+        let due = compaction.withLock { side in
+            let total = side.olderLogBytes + logBytes
+            return !side.running && total >= options.compactionMinimumLogBytes
+                && Double(total) >= ratio * Double(side.snapshotBytes)
+        }
+        guard due else { return }
+        DispatchQueue.global(qos: .utility).async {
+            // A failed background compaction leaves the old snapshot in
+            // effect; a failure that matters (the log's) has already marked
+            // the store failed, and the next write reports it.
+            try? self.compact()
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import LensLog
+
+/// An internal consistency check failed: a LensDB bug, never bad input.
+public struct InvariantViolation: Error, Sendable, CustomStringConvertible {
+    public var description: String
+}
+
+extension Store {
+    /// Checks the store's internal invariants; tests call it after every
+    /// commit, compaction and open (``StoreOptions/checksInvariants``).
+    ///
+    /// - the published version is never ahead of the writers' head;
+    /// - the log's next LSN follows the head;
+    /// - the log's generation is the store's;
+    /// - every value encodes, and no table is kept empty.
+    /// - Throws: ``InvariantViolation`` naming the broken one.
+    public func checkInvariants() throws {
+        let visible = current
+        let (head, log, generation) = writer.withLock { ($0.head, $0.log, $0.generation) }
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+            if !condition { throw InvariantViolation(description: message()) }
+        }
+        try check(visible.lsn <= head.lsn, "published LSN \(visible.lsn) ahead of head \(head.lsn)")
+        if let log {
+            try check(log.nextLSN == head.lsn + 1, "log next LSN \(log.nextLSN) does not follow head \(head.lsn)")
+            try check(log.header.generation == generation, "log generation \(log.header.generation) is not the store's \(generation)")
+        }
+        for name in visible.tableNames {
+            let entries = visible.entries(in: name)
+            try check(!entries.isEmpty, "table \(name) kept empty")
+            for (_, value) in entries { _ = try value.bytes() }
+        }
+        for name in visible.rootNames { _ = try visible.root(named: name)!.bytes() }
+    }
+
+    func assertInvariants() {
+        do { try checkInvariants() } catch { preconditionFailure("LensDB invariant violated: \(error)") }
+    }
+}

@@ -1,0 +1,126 @@
+import LensLog
+
+extension Store {
+    /// Everything open produces, handed to the initializer.
+    struct Opened {
+        var state: StoreState
+        var log: LogWriter?
+        var generation: UInt64
+        var lock: (any FileLock)?
+        var statistics: OpenStatistics
+        var snapshotBytes: Int64
+        var olderLogBytes: Int64
+    }
+
+    /// The path of an open: lock, tidy, recover, start a new log.
+    /// What a crash here leaves: at most a new, empty log file, which the
+    /// next open reads as a log cut while new.
+    static func open(at path: String, options: StoreOptions) throws -> Opened {
+        let started = ContinuousClock.now
+        let fileSystem = options.fileSystem
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        var lock: (any FileLock)?
+        if !options.readOnly {
+            try createStoreDirectory(path, fileSystem: fileSystem)
+            lock = try takeLock(directory)
+        }
+        do {
+            var listing = try directory.list()
+            if !options.readOnly { try removeTemporaries(&listing, directory) }
+            var state = StoreState()
+            let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
+            let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+                state = try loadState(from: snapshot)
+            }, apply: { record, file in
+                try replay(record, from: file, into: &state)
+            })
+            var opened = Opened(
+                state: state, log: nil, generation: listing.newestGeneration, lock: lock,
+                statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0),
+                snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
+            if !options.readOnly {
+                try removeUnneededLogs(report, directory)
+                opened.generation += 1
+                opened.log = try LogWriter.create(
+                    fileSystem: fileSystem, path: directory.logPath(generation: opened.generation),
+                    generation: opened.generation, firstLSN: state.lsn + 1, options: logOptions(options))
+            }
+            opened.statistics.seconds = (ContinuousClock.now - started).seconds
+            return opened
+        } catch {
+            lock?.unlock()
+            throw error
+        }
+    }
+
+    static func logOptions(_ options: StoreOptions) -> LogWriterOptions {
+        var log = options.log
+        log.compression = options.compression == .lz4
+        if options.durability == .none { log.backgroundSyncInterval = nil }
+        return log
+    }
+
+    private static func createStoreDirectory(_ path: String, fileSystem: any FileSystem) throws {
+        guard !fileSystem.fileExists(at: path) else { return }
+        try fileSystem.createDirectory(at: path)
+        try fileSystem.syncDirectory(at: parentDirectory(of: path))
+    }
+
+    private static func takeLock(_ directory: StoreDirectory) throws -> any FileLock {
+        do {
+            return try directory.fileSystem.lockFile(at: directory.lockPath)
+        } catch let error as StorageError where error.code == .locked {
+            throw StoreError.locked(path: directory.path, holder: error.lockHolder)
+        }
+    }
+
+    /// A temporary file is a snapshot whose compaction never finished.
+    private static func removeTemporaries(_ listing: inout StoreDirectory.Listing, _ directory: StoreDirectory) throws {
+        guard !listing.temporaries.isEmpty else { return }
+        for file in listing.temporaries { try directory.fileSystem.removeFile(at: file) }
+        try directory.fileSystem.syncDirectory(at: directory.path)
+        listing.temporaries = []
+    }
+
+    /// Logs the snapshot covers, and logs past a torn point that hold only
+    /// records that were never durable.
+    private static func removeUnneededLogs(_ report: RecoveryReport, _ directory: StoreDirectory) throws {
+        let unneeded = report.obsoleteLogs + report.orphanedLogs
+        guard !unneeded.isEmpty else { return }
+        for file in unneeded { try directory.fileSystem.removeFile(at: file) }
+        try directory.fileSystem.syncDirectory(at: directory.path)
+    }
+
+    static func loadState(from snapshot: SnapshotFile) throws -> StoreState {
+        var state = StoreState()
+        state.lsn = snapshot.lastLSN
+        var tableNames: [UInt64: String] = [:]
+        try snapshot.forEachItem { item in
+            switch item {
+            case let .table(id, name):
+                tableNames[id] = name
+            case let .entry(table, key, value):
+                guard let name = tableNames[table] else { throw SnapshotError.countMismatch(file: snapshot.path) }
+                state.tables[name, default: [:]][key] = .encoded(value)
+            case let .root(name, value):
+                state.roots[name] = .encoded(value)
+            }
+        }
+        return state
+    }
+
+    static func replay(_ record: LogRecord, from file: String, into state: inout StoreState) throws {
+        guard let operations = TransactionFormat.decode(record.payload) else {
+            throw StoreError.malformedRecord(file: file, offset: record.offset, lsn: record.lsn)
+        }
+        for operation in operations { state.apply(operation) }
+        state.lsn = record.lsn
+    }
+}
+
+extension Duration {
+    /// The duration in seconds, as a Double.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,76 @@
+import Dispatch
+import LensLog
+
+extension Store {
+    /// Runs `body` on a transaction and commits its changes atomically: all
+    /// or nothing, logged as one record.
+    ///
+    /// Serialized with every other writer. If `body` throws, nothing changes
+    /// and the error is rethrown. Returns when the commit is as durable as
+    /// `durability` (default: the store's). Do not call `write` from inside `body`.
+    ///
+    /// - Throws: what `body` throws (nothing changed);
+    ///   ``StoreError/readOnly(path:)``, ``StoreError/closed(path:)``;
+    ///   ``StoreError/failed(path:cause:)`` when the log write or sync fails —
+    ///   this commit is then not acknowledged, every later write throws, and
+    ///   reads keep serving the last acknowledged state.
+    @discardableResult
+    public func write<T>(durability: Durability? = nil, _ body: (inout Transaction) throws -> T) throws -> T {
+        let (result, commit) = try writer.withLock { side throws -> (T, Commit?) in
+            try checkWritable(side)
+            var transaction = Transaction(base: side.head)
+            let result = try body(&transaction)
+            guard !transaction.isEmpty else { return (result, nil) }
+            var next = transaction.state
+            next.lsn = side.head.lsn + 1
+            if let log = side.log {
+                let payload = try TransactionFormat.encode(transaction.operations)
+                do {
+                    let lsn = try log.enqueue(payload)
+                    precondition(lsn == next.lsn, "log LSN \(lsn) out of step with state LSN \(next.lsn)")
+                } catch {
+                    side.failure = .failed(path: path ?? ":memory:", cause: "\(error)")
+                    throw side.failure!
+                }
+            }
+            side.head = next
+            return (result, Commit(state: next, log: side.log))
+        }
+        if let commit { try finish(commit, durability: durability ?? options.durability) }
+        return result
+    }
+
+    struct Commit {
+        var state: StoreState
+        var log: LogWriter?
+    }
+
+    /// Waits for the commit's durability outside the writers' lock, so that
+    /// concurrent commits share one sync, then publishes it.
+    private func finish(_ commit: Commit, durability: Durability) throws {
+        if let log = commit.log {
+            do { try log.wait(for: commit.state.lsn, durability: durability) } catch { throw fail(error) }
+        }
+        // A later version contains this one, and its log position is later:
+        // publish whichever is newest, never move back.
+        published.withLock { if $0.lsn < commit.state.lsn { $0 = commit.state } }
+        if options.checksInvariants { assertInvariants() }
+        compactIfDue()
+    }
+
+    /// Runs `write` off the caller's thread.
+    public func asyncWrite<T: Sendable>(durability: Durability? = nil, _ body: @escaping @Sendable (inout Transaction) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(with: Result { try self.write(durability: durability, body) })
+            }
+        }
+    }
+
+    func checkWritable(_ side: WriterSide) throws(StoreError) {
+        let name = path ?? ":memory:"
+        if side.closed { throw .closed(path: name) }
+        if options.readOnly { throw .readOnly(path: name) }
+        if let failure = side.failure { throw failure }
+    }
+}

@@ -1,0 +1,125 @@
+import Dispatch
+import LensLog
+import Synchronization
+
+/// A LensDB store: the whole state in memory, every commit in an append-only
+/// log, snapshots compacting the log.
+///
+/// ```swift
+/// let store = try Store(at: "state.lensdb")
+/// try store.write { tx in tx.put(Array("v".utf8), for: Array("k".utf8), in: "things") }
+/// let value = store.current.value(in: "things", key: Array("k".utf8))
+/// ```
+///
+/// Thread-safety: every method may be called from any thread. Readers never
+/// wait for writers: ``current`` is one committed version, held as long as
+/// the caller likes (promise 8). Writers are serialized.
+///
+/// Durability: a write returns when it is as durable as
+/// ``StoreOptions/durability`` says; with `.full`, it survives a power cut.
+public final class Store: Sendable {
+    /// The store's directory, or nil for an in-memory store.
+    public let path: String?
+    let options: StoreOptions
+    let directory: StoreDirectory?
+    /// The state readers see: the newest version whose commit is as durable as asked.
+    let published: Mutex<StoreState>
+    /// Serializes writers; holds the state they build on and the log.
+    let writer: Mutex<WriterSide>
+    /// One compaction at a time.
+    let compaction = Mutex<CompactionSide>(CompactionSide())
+    let lock: (any FileLock)?
+    /// What open found; fixed after open.
+    public let openStatistics: OpenStatistics
+
+    struct WriterSide: Sendable {
+        /// The newest state, including commits still waiting for their sync.
+        var head: StoreState
+        var log: LogWriter?
+        var generation: UInt64
+        var failure: StoreError?
+        var closed = false
+    }
+
+    struct CompactionSide: Sendable {
+        var running = false
+        /// Size of the snapshot in effect, for the automatic policy.
+        var snapshotBytes: Int64 = 0
+        /// Bytes in logs since that snapshot (before the current log).
+        var olderLogBytes: Int64 = 0
+    }
+
+    /// Opens the store at `path`, creating it if needed, and recovers its
+    /// state: the newest valid snapshot plus the logs after it.
+    ///
+    /// Takes the store's lock unless ``StoreOptions/readOnly``.
+    /// - Throws: ``StoreError/locked(path:holder:)`` when another process
+    ///   writes the store; ``LogError``, ``SnapshotError`` or
+    ///   ``RecoveryError`` for damage `.strict` will not pass; ``StorageError``.
+    ///   A throw leaves the files as they were, except temporary files removed
+    ///   and damaged snapshots set aside.
+    public convenience init(at path: String, options: StoreOptions = StoreOptions()) throws {
+        let opened = try Store.open(at: path, options: options)
+        self.init(path: path, options: options, opened: opened)
+    }
+
+    /// A store that lives only in memory: the same API, no files, nothing durable.
+    public static func inMemory() -> Store {
+        var options = StoreOptions()
+        options.compactionLogRatio = nil
+        let statistics = OpenStatistics(recovery: RecoveryReport(), items: 0, seconds: 0)
+        return Store(path: nil, options: options, opened: Opened(state: StoreState(), log: nil, generation: 0, lock: nil, statistics: statistics, snapshotBytes: 0, olderLogBytes: 0))
+    }
+
+    init(path: String?, options: StoreOptions, opened: Opened) {
+        self.path = path
+        self.options = options
+        directory = path.map { StoreDirectory(path: $0, fileSystem: options.fileSystem) }
+        published = Mutex(opened.state)
+        writer = Mutex(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
+        compaction.withLock {
+            $0.snapshotBytes = opened.snapshotBytes
+            $0.olderLogBytes = opened.olderLogBytes
+        }
+        lock = opened.lock
+        openStatistics = opened.statistics
+        if options.checksInvariants { assertInvariants() }
+    }
+
+    deinit { close() }
+
+    /// The latest committed version. O(1); never waits for a writer.
+    public var current: StoreState { published.withLock { $0 } }
+
+    /// The error that made the store read-only, if one did.
+    public var failure: StoreError? { writer.withLock { $0.failure } }
+
+    /// Syncs every commit so far (a barrier for `.buffered` writes).
+    /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails.
+    public func flush() throws {
+        guard let log = writer.withLock({ $0.log }) else { return }
+        do { try log.flush() } catch { throw fail(error) }
+    }
+
+    /// Flushes, closes the log and releases the lock. Later writes throw
+    /// ``StoreError/closed(path:)``; reads keep working. Idempotent.
+    public func close() {
+        let log: LogWriter? = writer.withLock { side in
+            defer { side.log = nil; side.closed = true }
+            return side.closed ? nil : side.log
+        }
+        // A failed final flush has nobody to tell; an acknowledged `.full`
+        // commit is already durable, and `.buffered` ones promised no more.
+        try? log?.flush()
+        log?.close()
+        lock?.unlock()
+    }
+
+    /// Marks the store failed (promise 6) and returns the error to throw.
+    func fail(_ error: any Error) -> StoreError {
+        writer.withLock { side in
+            if side.failure == nil { side.failure = .failed(path: path ?? ":memory:", cause: "\(error)") }
+            return side.failure!
+        }
+    }
+}

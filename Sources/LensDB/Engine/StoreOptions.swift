@@ -1,0 +1,46 @@
+import LensLog
+
+/// How a ``Store`` is opened and how it commits.
+public struct StoreOptions: Sendable {
+    /// When a write returns, relative to the disk. Default `.full`.
+    public var durability: Durability = .full
+    /// LZ4 for log records and snapshot chunks. Default `.lz4`.
+    public var compression: Compression = .lz4
+    /// What open does with damage followed by valid records. Default `.strict`.
+    public var recovery: RecoveryPolicy = .strict
+    /// Open without the lock and without changing any file; writes throw
+    /// ``StoreError/readOnly(path:)``. For tools; works while another process writes.
+    public var readOnly = false
+    /// Compact automatically once the logs exceed this multiple of the
+    /// snapshot's size (and ``compactionMinimumLogBytes``). nil: only on demand.
+    public var compactionLogRatio: Double? = 2
+    /// Logs smaller than this are never compacted automatically.
+    public var compactionMinimumLogBytes: Int64 = 4 << 20
+    /// Calls ``Store/checkInvariants()`` after every commit, compaction and
+    /// open, and traps on a violation. For tests and debugging: slow.
+    public var checksInvariants = false
+    /// The file system; tests and the crash fuzzer pass a simulated one.
+    public var fileSystem: any FileSystem = POSIXFileSystem()
+    /// Tuning of the log writer.
+    public var log = LogWriterOptions()
+
+    public enum Compression: Sendable, Equatable {
+        case none, lz4
+    }
+
+    public init(durability: Durability = .full, compression: Compression = .lz4, recovery: RecoveryPolicy = .strict) {
+        self.durability = durability
+        self.compression = compression
+        self.recovery = recovery
+    }
+}
+
+/// What opening a store found and did: ``Store/openStatistics``.
+public struct OpenStatistics: Sendable {
+    /// Snapshot chosen, records replayed, torn tails cut, damage dropped.
+    public var recovery: RecoveryReport
+    /// Table entries and root documents in the opened state.
+    public var items: Int
+    /// Wall time of the open, in seconds.
+    public var seconds: Double
+}

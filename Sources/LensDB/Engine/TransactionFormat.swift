@@ -1,0 +1,83 @@
+import LensLog
+
+// The payload of a transaction record (record type 1). Specified in the
+// article "Log format" (section "Transaction payload"). Stored on disk —
+// never renumber.
+//
+//   payload   := opCount(varint) op*
+//   op        := kind(u8) fields
+//   put       := 1 table(string) key(bytes) value(bytes)
+//   remove    := 2 table(string) key(bytes)
+//   setRoot   := 3 name(string) value(bytes)
+//   removeRoot:= 4 name(string)
+//   string, bytes := length(varint) raw
+
+/// The kind of an operation in a transaction payload. Stored on disk — never renumber.
+enum OperationKind: UInt8 {
+    case put = 1
+    case remove = 2
+    case setRoot = 3
+    case removeRoot = 4
+}
+
+enum TransactionFormat {
+    /// The payload of `operations`. Decoded values are encoded here, once.
+    static func encode(_ operations: [Operation]) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.appendVarint(UInt64(operations.count))
+        for operation in operations {
+            switch operation {
+            case let .put(table, key, value):
+                bytes.append(OperationKind.put.rawValue)
+                bytes.appendLengthPrefixed(table)
+                bytes.appendLengthPrefixed(key)
+                bytes.appendLengthPrefixed(try value.bytes())
+            case let .remove(table, key):
+                bytes.append(OperationKind.remove.rawValue)
+                bytes.appendLengthPrefixed(table)
+                bytes.appendLengthPrefixed(key)
+            case let .setRoot(name, value):
+                bytes.append(OperationKind.setRoot.rawValue)
+                bytes.appendLengthPrefixed(name)
+                bytes.appendLengthPrefixed(try value.bytes())
+            case let .removeRoot(name):
+                bytes.append(OperationKind.removeRoot.rawValue)
+                bytes.appendLengthPrefixed(name)
+            }
+        }
+        return bytes
+    }
+
+    /// The operations of a payload, values left encoded; nil when malformed.
+    /// Never allocates more than the payload's own length justifies.
+    static func decode(_ payload: [UInt8]) -> [Operation]? {
+        var cursor = ByteCursor(payload)
+        guard let count = cursor.varint(), count <= UInt64(payload.count) else { return nil }
+        var operations: [Operation] = []
+        operations.reserveCapacity(Int(count))
+        for _ in 0..<count {
+            guard let operation = decodeOperation(&cursor) else { return nil }
+            operations.append(operation)
+        }
+        return cursor.isAtEnd ? operations : nil
+    }
+
+    private static func decodeOperation(_ cursor: inout ByteCursor) -> Operation? {
+        switch cursor.byte().flatMap(OperationKind.init(rawValue:)) {
+        case .put?:
+            guard let table = cursor.string(), let key = cursor.lengthPrefixed(), let value = cursor.lengthPrefixed() else { return nil }
+            return .put(table: table, key: key, value: .encoded(value))
+        case .remove?:
+            guard let table = cursor.string(), let key = cursor.lengthPrefixed() else { return nil }
+            return .remove(table: table, key: key)
+        case .setRoot?:
+            guard let name = cursor.string(), let value = cursor.lengthPrefixed() else { return nil }
+            return .setRoot(name: name, value: .encoded(value))
+        case .removeRoot?:
+            guard let name = cursor.string() else { return nil }
+            return .removeRoot(name: name)
+        case nil:
+            return nil
+        }
+    }
+}
