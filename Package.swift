@@ -10,11 +10,14 @@ let package = Package(
         .library(name: "LensDB", targets: ["LensDB"]),
         .library(name: "LensLog", targets: ["LensLog"]),
         .executable(name: "lensdb-demo", targets: ["lensdb-demo"]),
+        .executable(name: "logtool", targets: ["logtool"]),
     ],
     dependencies: [
         // TreeDictionary: structurally shared maps, so every commit makes a new
         // version in O(log n) and readers keep old versions for free (promise 8).
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        // logtool's and the crash fuzzer's command lines.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev). The block API only.
@@ -42,7 +45,23 @@ let package = Package(
         .target(name: "LensTestSupport", dependencies: ["LensLog"], path: "Tests/LensTestSupport"),
         // The README's main job: writes a store, reopens it, shows what is in it.
         .executableTarget(name: "lensdb-demo", dependencies: ["LensDB"], path: "Tools/lensdb-demo"),
+        // The inspect-and-repair CLI: argument parsing and printing only; the
+        // work is LensDB library code that tests call directly.
+        .executableTarget(
+            name: "logtool",
+            dependencies: ["LensDB", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Tools/logtool"
+        ),
+        // Crash-recovery fuzzer: random workloads on the simulated file system,
+        // a power cut at every write/sync/rename boundary, a reference model.
+        .executableTarget(
+            name: "CrashFuzz",
+            dependencies: ["LensDB", "LensTestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Fuzz/CrashFuzz"
+        ),
         .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
         .testTarget(name: "LensDBTests", dependencies: ["LensDB", "LensTestSupport"]),
+        // Runs the built logtool binary: output and exit codes.
+        .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport"]),
     ]
 )
