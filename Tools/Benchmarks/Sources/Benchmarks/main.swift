@@ -2,6 +2,7 @@
 import Foundation
 
 let workloads: [Workload] = [
+    codecWorkload,
 ]
 
 let chosen = CommandLine.arguments.dropFirst()

@@ -1,0 +1,159 @@
+import Foundation
+
+/// A map in the input. Fields are found by comparing key bytes, first at the
+/// entry after the previous match (see `DecodingState.Hint`), then from the start.
+struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
+    let state: DecodingState
+    /// Offset of the first entry.
+    let first: Int
+    let count: Int
+    let depth: Int
+    let level: Int
+
+    init(state: DecodingState, first: Int, count: Int, depth: Int, level: Int) {
+        self.state = state
+        self.first = first
+        self.count = count
+        self.depth = depth
+        self.level = level
+        let hint = DecodingState.Hint(map: first, offset: first, index: 0)
+        while state.hints.count <= level { state.hints.append(hint) }
+        state.hints[level] = hint
+    }
+
+    var codingPath: [any CodingKey] { Array(state.path.prefix(depth)) }
+
+    var allKeys: [Key] {
+        var keys: [Key] = []
+        var offset = first
+        // A malformed entry ends the list; decoding any value past it throws.
+        do throws(ReadFailure) {
+            for _ in 0..<count {
+                let name = String(decoding: try state.reader.utf8(at: &offset), as: UTF8.self)
+                try state.reader.skip(at: &offset, depth: level)
+                if let key = Key(stringValue: name) { keys.append(key) }
+            }
+        } catch {}
+        return keys
+    }
+
+    func contains(_ key: Key) -> Bool {
+        // Malformed bytes count as "absent" here; decoding the key then throws
+        // the typed error with its offset, which is the one the caller can use.
+        (try? find(key)) != nil
+    }
+
+    /// The offset of the value stored under `key`, or nil.
+    private func find(_ key: Key) throws(ReadFailure) -> Int? { try find(named: key.stringValue) }
+
+    private func find(named keyName: String) throws(ReadFailure) -> Int? {
+        var name = keyName
+        let reader = state.reader
+        // withUTF8 only rethrows untyped errors, so the result travels in a Result.
+        return try name.withUTF8 { utf8 in Result { () throws(ReadFailure) -> Int? in
+            let hint = state.hints[level]
+            if hint.map == first, hint.index < count {
+                var offset = hint.offset
+                if try reader.keyMatches(at: &offset, utf8) {
+                    let value = offset
+                    try reader.skip(at: &offset, depth: level)
+                    state.hints[level] = .init(map: first, offset: offset, index: hint.index + 1)
+                    return value
+                }
+            }
+            var offset = first
+            for index in 0..<count {
+                let matches = try reader.keyMatches(at: &offset, utf8)
+                let value = offset
+                try reader.skip(at: &offset, depth: level)
+                if matches {
+                    state.hints[level] = .init(map: first, offset: offset, index: index + 1)
+                    return value
+                }
+            }
+            return nil
+        } }.get()
+    }
+
+    private func locate(_ key: any CodingKey, _ type: Any.Type) throws -> Int {
+        let found: Int?
+        do throws(ReadFailure) { found = try find(named: key.stringValue) } catch { throw error.decodingError(type, path: codingPath + [key]) }
+        guard let found else {
+            throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "No value for key \"\(key.stringValue)\""))
+        }
+        return found
+    }
+
+    @inline(__always) private func read<T>(_ key: Key, _ body: (inout Int) throws(ReadFailure) -> T) throws -> T {
+        var offset = try locate(key, T.self)
+        do throws(ReadFailure) { return try body(&offset) } catch { throw error.decodingError(T.self, path: codingPath + [key]) }
+    }
+
+    func decodeNil(forKey key: Key) throws -> Bool {
+        try read(key) { (offset) throws(ReadFailure) in try state.reader.peekTag(at: offset) == .null }
+    }
+
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) { (o) throws(ReadFailure) in try state.reader.bool(at: &o) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) { (o) throws(ReadFailure) in try state.reader.string(at: &o) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) { (o) throws(ReadFailure) in try state.reader.double(at: &o) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key) { (o) throws(ReadFailure) in try state.reader.float(at: &o) } }
+    func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
+    func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
+    func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
+    func decode(_ type: Int32.Type, forKey key: Key) throws -> Int32 { try integer(key) }
+    func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try integer(key) }
+    func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try integer(key) }
+    func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try integer(key) }
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try integer(key) }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try integer(key) }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
+
+    @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
+        try read(key) { (o) throws(ReadFailure) in try state.reader.integer(T.self, at: &o) }
+    }
+
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        var offset = try locate(key, T.self)
+        return try state.decodeValue(type, at: &offset, key: key, level: level)
+    }
+
+    /// One lookup instead of the default's three (contains, decodeNil, decode).
+    func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
+        let found: Int?
+        do throws(ReadFailure) {
+            found = try find(key)
+            if let found, try state.reader.peekTag(at: found) == .null { return nil }
+        } catch {
+            throw error.decodingError(T.self, path: codingPath + [key])
+        }
+        guard var offset = found else { return nil }
+        return try state.decodeValue(type, at: &offset, key: key, level: level)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+        try nestedDecoder(key).container(keyedBy: type)
+    }
+
+    func nestedUnkeyedContainer(forKey key: Key) throws -> any UnkeyedDecodingContainer {
+        try nestedDecoder(key).unkeyedContainer()
+    }
+
+    func superDecoder() throws -> any Decoder {
+        try nestedDecoder(SuperKey.super)
+    }
+
+    func superDecoder(forKey key: Key) throws -> any Decoder { try nestedDecoder(key) }
+
+    /// A decoder for the value under `key`. Its coding path is fixed when it
+    /// is made, because the shared path stack moves on.
+    private func nestedDecoder(_ key: any CodingKey) throws -> ValueDecoderImpl {
+        let offset = try locate(key, Any.self)
+        guard level < ValueFormat.maxDepth else {
+            throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "Nesting deeper than \(ValueFormat.maxDepth) levels"))
+        }
+        return ValueDecoderImpl(state: state, offset: offset, depth: depth, level: level + 1)
+    }
+}
+
+/// The key `superDecoder()` reads, as JSONDecoder names it.
+enum SuperKey: String, CodingKey { case `super` }

@@ -1,0 +1,117 @@
+/// Opening, entering and closing containers.
+extension ValueWriter {
+    /// Opens an array or map and returns its frame index and identity.
+    func open(map isMap: Bool, sorted: Bool) -> (index: Int, id: Int) {
+        if frames.count >= ValueFormat.maxDepth, pendingError == nil {
+            pendingError = EncodingError.invalidValue(
+                frames.count,
+                .init(codingPath: path, debugDescription: "Nesting deeper than \(ValueFormat.maxDepth) levels")
+            )
+        }
+        tag(isMap ? .map : .array)
+        nextID &+= 1
+        frames.append(Frame(header: bytes.count, id: nextID, sorted: sorted, isMap: isMap))
+        bytes.append(0)  // count placeholder, patched by close()
+        return (frames.count - 1, nextID)
+    }
+
+    /// Makes the frame the innermost open one, closing any nested container
+    /// that it left behind, and counts one more element.
+    ///
+    /// - Throws: `EncodingError.invalidValue` when the container was already
+    ///   closed — a nested container written after its parent moved on.
+    @inline(__always) func enter(_ index: Int, id: Int) throws {
+        if index != frames.count - 1 || frames[index].id != id { try reopen(index, id: id) }
+        if frames[index].sorted { frames[index].entryStarts.append(bytes.count) }
+        frames[index].count += 1
+    }
+
+    private func reopen(_ index: Int, id: Int) throws {
+        guard index < frames.count, frames[index].id == id else {
+            throw EncodingError.invalidValue(
+                id,
+                .init(codingPath: path, debugDescription: "A container was written after its parent moved on; fill nested containers before their siblings")
+            )
+        }
+        try close(downTo: index + 1)
+    }
+
+    /// Closes every frame at `index` and above, innermost first.
+    func close(downTo index: Int) throws {
+        if let pendingError { throw pendingError }
+        while frames.count > index {
+            var frame = frames.removeLast()
+            for (key, writer) in frame.deferred {
+                if frame.sorted { frame.entryStarts.append(bytes.count) }
+                if let key { rawString(key) }
+                try writer.finish()
+                bytes.append(contentsOf: writer.bytes)
+            }
+            if frame.sorted { sortEntries(of: frame) }
+            patchCount(of: frame)
+        }
+    }
+
+    /// Closes everything still open. Writes an empty map if nothing was written:
+    /// a type whose `encode(to:)` encodes nothing is `{}`, as in JSON.
+    func finish() throws {
+        try close(downTo: 0)
+        if bytes.isEmpty { bytes = [ValueTag.map.rawValue, 0] }
+    }
+
+    private func patchCount(of frame: Frame) {
+        if frame.count < 0x80 {
+            bytes[frame.header] = UInt8(frame.count)
+            return
+        }
+        var encoded: [UInt8] = []
+        var value = UInt64(frame.count)
+        while value >= 0x80 {
+            encoded.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        encoded.append(UInt8(value))
+        bytes.replaceSubrange(frame.header..<(frame.header + 1), with: encoded)
+    }
+
+    /// Rewrites a dictionary's entries in the order of their keys' bytes: for a
+    /// map the key's UTF-8, for an array of key–value pairs the encoded key.
+    private func sortEntries(of frame: Frame) {
+        let starts = frame.entryStarts
+        let end = bytes.count
+        guard starts.count > 1 else { return }
+        // Ranges of sortable units: one entry of a map, two elements of a pair list.
+        let step = frame.isMap ? 1 : 2
+        var units: [(key: Range<Int>, whole: Range<Int>)] = []
+        units.reserveCapacity(starts.count / step + 1)
+        var i = 0
+        while i < starts.count {
+            let unitEnd = i + step < starts.count ? starts[i + step] : end
+            let key = frame.isMap ? keyUTF8OfMapEntry(at: starts[i]) : starts[i]..<(i + 1 < starts.count ? starts[i + 1] : end)
+            units.append((key, starts[i]..<unitEnd))
+            i += step
+        }
+        let snapshot = bytes
+        units.sort { snapshot[$0.key].lexicographicallyPrecedes(snapshot[$1.key]) }
+        var position = starts[0]
+        for unit in units {
+            bytes.replaceSubrange(position..<(position + unit.whole.count), with: snapshot[unit.whole])
+            position += unit.whole.count
+        }
+    }
+
+    /// The UTF-8 bytes of the key of the map entry at `start`.
+    private func keyUTF8OfMapEntry(at start: Int) -> Range<Int> {
+        var length = 0
+        var shift = 0
+        var position = start
+        while true {
+            let byte = bytes[position]
+            position += 1
+            length |= Int(byte & 0x7F) << shift
+            if byte < 0x80 { break }
+            shift += 7
+        }
+        return position..<(position + length)
+    }
+}

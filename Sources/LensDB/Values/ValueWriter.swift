@@ -1,0 +1,105 @@
+import Foundation
+
+/// The one growing byte buffer that every container of one `ValueEncoder.encode`
+/// call appends to, and the stack of containers that are still open.
+///
+/// Codable never tells a container that it is finished, so a container's
+/// element count is written as a one-byte placeholder and patched when the
+/// container is closed: when the value that opened it returns from
+/// `encode(to:)`, or when its parent writes its next element. Counts below 128
+/// fit the placeholder; larger ones shift the container's bytes once.
+final class ValueWriter {
+    /// An open array or map.
+    struct Frame {
+        /// Offset of the count placeholder byte.
+        var header: Int
+        var count = 0
+        /// Identifies the container, so that a stale container value cannot
+        /// write into a newer frame that reuses its slot.
+        var id: Int
+        /// Set for the containers of `Dictionary`: entries are sorted by key
+        /// bytes on close, because dictionary order is not deterministic.
+        var sorted: Bool
+        var isMap: Bool
+        /// Start offsets of the entries, kept only for sorted frames.
+        var entryStarts: [Int] = []
+        /// Values written through `superEncoder`, spliced in at close.
+        var deferred: [(key: String?, writer: ValueWriter)] = []
+    }
+
+    var bytes: [UInt8] = []
+    var frames: [Frame] = []
+    /// The coding path of the value being encoded now.
+    var path: [any CodingKey] = []
+    var nextID = 0
+    /// A misuse found where Codable gives no way to throw (opening a
+    /// container too deep); thrown by the next call that can.
+    var pendingError: EncodingError?
+
+    init(capacity: Int = 256) {
+        bytes.reserveCapacity(capacity)
+    }
+
+    // MARK: Scalars
+
+    @inline(__always) func tag(_ tag: ValueTag) { bytes.append(tag.rawValue) }
+
+    @inline(__always) func varint(_ value: UInt64) {
+        var value = value
+        while value >= 0x80 {
+            bytes.append(UInt8(truncatingIfNeeded: value) | 0x80)
+            value >>= 7
+        }
+        bytes.append(UInt8(truncatingIfNeeded: value))
+    }
+
+    @inline(__always) func int(_ value: Int64) {
+        tag(.int)
+        varint(UInt64(bitPattern: (value << 1) ^ (value >> 63)))
+    }
+
+    @inline(__always) func uint(_ value: UInt64) {
+        if value <= UInt64(Int64.max) { int(Int64(value)) } else { tag(.uint); varint(value) }
+    }
+
+    @inline(__always) func fixed64(_ value: UInt64) {
+        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+    }
+
+    @inline(__always) func double(_ value: Double) {
+        tag(.double)
+        fixed64(value.bitPattern)
+    }
+
+    @inline(__always) func date(_ value: Date) {
+        tag(.date)
+        fixed64(value.timeIntervalSinceReferenceDate.bitPattern)
+    }
+
+    func uuid(_ value: UUID) {
+        tag(.uuid)
+        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+    }
+
+    @inline(__always) func bool(_ value: Bool) { tag(value ? .true : .false) }
+
+    /// A string without its tag: a map key.
+    @inline(__always) func rawString(_ value: String) {
+        var value = value
+        value.withUTF8 { utf8 in
+            varint(UInt64(utf8.count))
+            bytes.append(contentsOf: utf8)
+        }
+    }
+
+    @inline(__always) func string(_ value: String) {
+        tag(.string)
+        rawString(value)
+    }
+
+    func rawBytes<C: Collection>(_ value: C) where C.Element == UInt8 {
+        tag(.bytes)
+        varint(UInt64(value.count))
+        bytes.append(contentsOf: value)
+    }
+}
