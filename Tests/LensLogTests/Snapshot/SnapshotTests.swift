@@ -1,0 +1,96 @@
+import LensTestSupport
+import Testing
+@testable import LensLog
+
+@Suite struct SnapshotTests {
+    let fileSystem = POSIXFileSystem()
+
+    /// Writes a snapshot with `build` and returns its bytes.
+    func snapshotBytes(generation: UInt64 = 2, lastLSN: UInt64 = 5, compression: Bool = true,
+                       _ build: (SnapshotWriter) throws -> Void) throws -> [UInt8] {
+        let directory = try TemporaryDirectory("snapshot")
+        defer { directory.remove() }
+        let path = directory.path + "/snapshot.tmp"
+        let writer = try SnapshotWriter(fileSystem: fileSystem, path: path, generation: generation, lastLSN: lastLSN, compression: compression)
+        try build(writer)
+        try writer.finish()
+        return try fileSystem.openFile(at: path, mode: .readOnly).readAll()
+    }
+
+    func items(_ bytes: [UInt8]) throws -> [SnapshotItem] {
+        var items: [SnapshotItem] = []
+        try SnapshotFile(bytes: bytes, path: "s").forEachItem { items.append($0) }
+        return items
+    }
+
+    /// The worked example of SnapshotFormat.md, byte for byte.
+    @Test func articleExampleBytesAreWhatTheWriterWrites() throws {
+        let bytes = try snapshotBytes { writer in
+            try writer.addTable(id: 0, name: "t")
+            try writer.addEntry(table: 0, key: Array("k".utf8), value: Array("v".utf8))
+        }
+        #expect(bytes == [
+            0x4C, 0x45, 0x4E, 0x53, 0x53, 0x4E, 0x41, 0x50, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x1E, 0x50, 0xFE, 0xD0, 0x0A, 0x00, 0x00, 0x00, 0x0A, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0xA1, 0x3F, 0x87, 0x4E, 0x01, 0x00, 0x01, 0x74, 0x02, 0x00, 0x01, 0x6B, 0x01, 0x76, 0x53, 0x4E,
+            0x41, 0x50, 0x45, 0x4E, 0x44, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x85, 0x43, 0x63, 0xB3,
+        ])
+    }
+
+    @Test func manyItemsRoundTripAcrossCompressedChunks() throws {
+        var random = SeededGenerator.fromEnvironment("snapshotRoundTrip")
+        var expected: [SnapshotItem] = [.table(id: 0, name: "people"), .table(id: 1, name: "orders")]
+        for index in 0..<5000 {
+            let value = index % 2 == 0 ? Array("person \(index) lives in Paris".utf8) : random.bytes(Int.random(in: 0..<300, using: &random))
+            expected.append(.entry(table: UInt64(index % 2), key: Array("\(index)".utf8), value: value))
+        }
+        expected.append(.root(name: "settings", value: Array("{\"theme\":\"dark\"}".utf8)))
+        let bytes = try snapshotBytes { writer in
+            for item in expected {
+                switch item {
+                case let .table(id, name): try writer.addTable(id: id, name: name)
+                case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
+                case let .root(name, value): try writer.addRoot(name: name, value: value)
+                }
+            }
+        }
+        let file = try SnapshotFile(bytes: bytes, path: "s")
+        #expect(file.chunkCount > 1)
+        #expect(file.lastLSN == 5 && file.generation == 2)
+        #expect(try items(bytes) == expected)
+    }
+
+    @Test func everyTruncationIsATypedErrorNeverACrash() throws {
+        let bytes = try snapshotBytes { writer in
+            try writer.addTable(id: 0, name: "t")
+            for index in 0..<20 { try writer.addEntry(table: 0, key: [UInt8(index)], value: Array(repeating: 7, count: 40)) }
+        }
+        for cut in 0..<bytes.count {
+            #expect(throws: SnapshotError.self, "cut at \(cut)") { try items(Array(bytes[..<cut])) }
+        }
+    }
+
+    @Test func everyByteFlippedIsRejected() throws {
+        let bytes = try snapshotBytes { writer in
+            try writer.addTable(id: 0, name: "t")
+            try writer.addEntry(table: 0, key: [1], value: Array("value".utf8))
+            try writer.addRoot(name: "r", value: [1, 2, 3])
+        }
+        for index in bytes.indices {
+            var damaged = bytes
+            damaged[index] ^= 0x10
+            #expect(throws: SnapshotError.self, "flip at \(index)") { try items(damaged) }
+        }
+    }
+
+    @Test func headerIsValidatedMagicThenVersionThenChecksum() throws {
+        let bytes = try snapshotBytes { try $0.addRoot(name: "r", value: [1]) }
+        var newer = bytes; newer[8] = 9; newer[20] ^= 1
+        #expect(throws: SnapshotError.unsupportedVersion(file: "s", version: 9)) { try SnapshotFile(bytes: newer, path: "s") }
+        var badHeader = bytes; badHeader[20] ^= 1
+        #expect(throws: SnapshotError.badHeader(file: "s")) { try SnapshotFile(bytes: badHeader, path: "s") }
+        #expect(throws: SnapshotError.badMagic(file: "s")) { try SnapshotFile(bytes: Array("garbage, not a snapshot at all, no".utf8), path: "s") }
+    }
+}
