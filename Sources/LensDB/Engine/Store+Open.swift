@@ -40,10 +40,9 @@ extension Store {
                 snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
             if !options.readOnly {
                 try removeUnneededLogs(report, directory)
+                // The next log is created by the first write: an open that
+                // only reads costs no file creation and no sync.
                 opened.generation += 1
-                opened.log = try LogWriter.create(
-                    fileSystem: fileSystem, path: directory.logPath(generation: opened.generation),
-                    generation: opened.generation, firstLSN: state.lsn + 1, options: logOptions(options))
             }
             opened.statistics.seconds = (ContinuousClock.now - started).seconds
             return opened

@@ -23,6 +23,7 @@ extension Store {
             guard !transaction.isEmpty else { return (result, nil) }
             var next = transaction.state
             next.lsn = side.head.lsn + 1
+            if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
             if let log = side.log {
                 let payload = try TransactionFormat.encode(transaction.operations)
                 do {
@@ -65,6 +66,13 @@ extension Store {
                 continuation.resume(with: Result { try self.write(durability: durability, body) })
             }
         }
+    }
+
+    /// Creates the log of the store's current generation, continuing the head.
+    private func startLog(in directory: StoreDirectory, side: WriterSide) throws -> LogWriter {
+        try LogWriter.create(
+            fileSystem: directory.fileSystem, path: directory.logPath(generation: side.generation),
+            generation: side.generation, firstLSN: side.head.lsn + 1, options: Store.logOptions(options))
     }
 
     func checkWritable(_ side: WriterSide) throws(StoreError) {

@@ -86,7 +86,10 @@ extension LogWriter {
         let end = offset + Int64(buffer.count)
         do {
             if options.preallocationChunk > 0 && end > allocated {
-                let chunk = max(options.preallocationChunk, end - allocated)
+                // Grow geometrically from 64 KiB up to the configured chunk, so
+                // a small store does not carry megabytes of zeros.
+                let step = min(max(allocated, LogWriter.initialPreallocation), options.preallocationChunk)
+                let chunk = max(step, end - allocated)
                 try file.preallocate(at: allocated, length: chunk)
                 allocated += chunk
             }

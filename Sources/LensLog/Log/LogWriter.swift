@@ -111,7 +111,7 @@ public final class LogWriter: @unchecked Sendable {
         let durable = predecessor?.durableLSN ?? header.firstLSN - 1
         state = WriterState(nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, durableLSN: durable)
         state.predecessor = predecessor
-        state.allocatedEnd = max(options.preallocationChunk, Int64(LogFormat.fileHeaderSize))
+        state.allocatedEnd = max(min(options.preallocationChunk, Self.initialPreallocation), Int64(LogFormat.fileHeaderSize))
         startBackgroundSync()
     }
 
@@ -168,13 +168,22 @@ public final class LogWriter: @unchecked Sendable {
     /// operating system makes them. Call ``flush()`` first to keep them.
     public func close() {
         timer?.cancel()
-        lock.withLock {
-            if state.failure == nil { state.failure = .writerClosed }
+        let end: Int64? = lock.withLock {
+            let healthy = state.failure == nil
+            if healthy { state.failure = .writerClosed }
             while state.leaderActive { lock.wait() }
             lock.broadcast()
+            return healthy ? state.writeOffset : nil
         }
+        // Give back the preallocated zeros. Not synced: a crash leaves the
+        // old or the new size, and readers end at the zeros either way.
+        if let end { try? file.truncate(to: end) }
         file.close()
     }
+
+    /// The first preallocated extent of a new log; later ones double up to
+    /// ``LogWriterOptions/preallocationChunk``.
+    static let initialPreallocation: Int64 = 64 << 10
 
     private func startBackgroundSync() {
         guard let interval = options.backgroundSyncInterval else { return }
@@ -215,7 +224,9 @@ public struct PreparedLog: Sendable {
     public init(fileSystem: any FileSystem, path: String, generation: UInt64, options: LogWriterOptions) throws {
         file = try fileSystem.openFile(at: path, mode: .createNew)
         do {
-            if options.preallocationChunk > 0 { try file.preallocate(at: 0, length: options.preallocationChunk) }
+            if options.preallocationChunk > 0 {
+                try file.preallocate(at: 0, length: min(options.preallocationChunk, LogWriter.initialPreallocation))
+            }
             try file.sync(.full)
             try fileSystem.syncDirectory(at: parentDirectory(of: path))
         } catch {

@@ -106,12 +106,13 @@ import Testing
         try withLog(options) { writer, path in
             for index in 0..<100 { try writer.append([UInt8](repeating: UInt8(index), count: 1000), durability: .full) }
             let end = writer.endOffset
-            writer.close()
             let size = try fileSystem.openFile(at: path, mode: .readOnly).size()
             #expect(size > end, "the file is preallocated beyond its records")
             let (records, readEnd) = try readBack(path)
             #expect(records.count == 100)
             #expect(readEnd == .clean(offset: end))
+            writer.close()
+            #expect(try fileSystem.openFile(at: path, mode: .readOnly).size() == end, "close gives the zeros back")
         }
     }
 }
