@@ -1,0 +1,125 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// An open descriptor from ``POSIXFileSystem``.
+///
+/// Sendable without `@unchecked`: the path is immutable, the descriptor lives
+/// in a `Mutex`, and positional I/O on a descriptor is thread-safe in POSIX.
+/// Closing while another thread is inside a call on the same file is a
+/// programmer error (that call may fail with `.closed`).
+final class POSIXFile: StoredFile {
+    let path: String
+    private let state: Mutex<Int32?>
+
+    init(descriptor: Int32, path: String) {
+        self.path = path
+        state = Mutex(descriptor)
+    }
+
+    deinit { close() }
+
+    func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        let descriptor = try open(.read)
+        guard count > 0 else { return [] }
+        var result = [UInt8](repeating: 0, count: count)
+        var done = 0
+        try result.withUnsafeMutableBytes { buffer in
+            while done < count {
+                let n = pread(descriptor, buffer.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw StorageError(errno: errno, .read, path: path)
+                }
+                if n == 0 { break }  // end of file: a short read is the answer
+                done += n
+            }
+        }
+        result.removeLast(count - done)
+        return result
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        let descriptor = try open(.write)
+        var done = 0
+        while done < bytes.count {
+            let n = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if n < 0 {
+                if errno == EINTR { continue }
+                // The prefix already written stays; the caller treats the whole write as failed.
+                throw StorageError(errno: errno, .write, path: path)
+            }
+            done += n
+        }
+    }
+
+    func size() throws -> Int64 {
+        let descriptor = try open(.size)
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw StorageError(errno: errno, .size, path: path) }
+        return Int64(info.st_size)
+    }
+
+    func sync(_ mode: SyncMode) throws {
+        let descriptor = try open(.sync)
+        #if canImport(Darwin)
+        // fsync on Darwin only reaches the drive's cache; F_FULLFSYNC flushes it.
+        let result = mode == .full ? fcntl(descriptor, F_FULLFSYNC) : fsync(descriptor)
+        #else
+        let result = mode == .full ? fsync(descriptor) : fdatasync(descriptor)
+        #endif
+        // Never retried (promise 6): after a failure Linux may have marked the
+        // dirty pages clean, so a second fsync could succeed with the data lost.
+        guard result == 0 else { throw StorageError(errno: errno, .sync, path: path) }
+    }
+
+    func truncate(to length: Int64) throws {
+        let descriptor = try open(.truncate)
+        _ = try retryingEINTR(.truncate, path) { ftruncate(descriptor, off_t(length)) }
+    }
+
+    func preallocate(at offset: Int64, length: Int64) throws {
+        let descriptor = try open(.preallocate)
+        #if os(Linux)
+        let result = posix_fallocate(descriptor, off_t(offset), off_t(length))
+        if result == 0 { return }
+        guard result == EOPNOTSUPP || result == EINVAL else {
+            throw StorageError(errno: result, .preallocate, path: path)
+        }
+        #endif
+        try writeZeros(from: max(offset, try size()), to: offset + length)
+    }
+
+    /// The fallback where the file system cannot reserve space: real zeros
+    /// allocate the blocks, so later writes there cannot fail for space.
+    private func writeZeros(from start: Int64, to end: Int64) throws {
+        let chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        var position = start
+        while position < end {
+            let count = Int(min(Int64(chunk.count), end - position))
+            try chunk.withUnsafeBytes { try write(UnsafeRawBufferPointer(rebasing: $0[..<count]), at: position) }
+            position += Int64(count)
+        }
+    }
+
+    func close() {
+        state.withLock { descriptor in
+            guard let open = descriptor else { return }
+            descriptor = nil
+            closeDescriptor(open)
+        }
+    }
+
+    /// The descriptor, or `.closed` after ``close()``.
+    private func open(_ operation: StorageError.Operation) throws -> Int32 {
+        guard let descriptor = state.withLock({ $0 }) else {
+            throw StorageError(.closed, operation, path: path, errno: EBADF)
+        }
+        return descriptor
+    }
+}
