@@ -51,23 +51,28 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         let reader = state.reader
         // withUTF8 only rethrows untyped errors, so the result travels in a Result.
         return try name.withUTF8 { utf8 in Result { () throws(ReadFailure) -> Int? in
-            let hint = state.hints[level]
-            if hint.map == first, hint.index < count {
-                var offset = hint.offset
-                if try reader.keyMatches(at: &offset, utf8) {
-                    let value = offset
-                    try reader.skip(at: &offset, depth: level)
-                    state.hints[level] = .init(map: first, offset: offset, index: hint.index + 1)
-                    return value
+            var hint = state.hints[level]
+            if hint.map == first {
+                if hint.atValue {
+                    try reader.skip(at: &hint.offset, depth: level)
+                    hint.atValue = false
+                    state.hints[level] = hint
+                }
+                if hint.index < count {
+                    var offset = hint.offset
+                    if try reader.keyMatches(at: &offset, utf8) {
+                        state.hints[level] = .init(map: first, offset: offset, index: hint.index + 1, atValue: true)
+                        return offset
+                    }
                 }
             }
             var offset = first
             for index in 0..<count {
                 let matches = try reader.keyMatches(at: &offset, utf8)
                 let value = offset
-                try reader.skip(at: &offset, depth: level)
+                if !matches { try reader.skip(at: &offset, depth: level) }
                 if matches {
-                    state.hints[level] = .init(map: first, offset: offset, index: index + 1)
+                    state.hints[level] = .init(map: first, offset: value, index: index + 1, atValue: true)
                     return value
                 }
             }
@@ -85,8 +90,15 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     @inline(__always) private func read<T>(_ key: Key, _ body: (inout Int) throws(ReadFailure) -> T) throws -> T {
-        var offset = try locate(key, T.self)
-        do throws(ReadFailure) { return try body(&offset) } catch { throw error.decodingError(T.self, path: codingPath + [key]) }
+        let start = try locate(key, T.self)
+        var offset = start
+        do throws(ReadFailure) {
+            let value = try body(&offset)
+            state.settle(level: level, map: first, start: start, end: offset)
+            return value
+        } catch {
+            throw error.decodingError(T.self, path: codingPath + [key])
+        }
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
@@ -113,8 +125,11 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        var offset = try locate(key, T.self)
-        return try state.decodeValue(type, at: &offset, key: key, level: level)
+        let start = try locate(key, T.self)
+        var offset = start
+        let value = try state.decodeValue(type, at: &offset, key: key, level: level)
+        state.settle(level: level, map: first, start: start, end: offset)
+        return value
     }
 
     /// One lookup instead of the default's three (contains, decodeNil, decode).
@@ -126,8 +141,11 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         } catch {
             throw error.decodingError(T.self, path: codingPath + [key])
         }
-        guard var offset = found else { return nil }
-        return try state.decodeValue(type, at: &offset, key: key, level: level)
+        guard let start = found else { return nil }
+        var offset = start
+        let value = try state.decodeValue(type, at: &offset, key: key, level: level)
+        state.settle(level: level, map: first, start: start, end: offset)
+        return value
     }
 
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {

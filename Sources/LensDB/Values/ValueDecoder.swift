@@ -48,15 +48,33 @@ final class DecodingState {
     /// Where the next key of the map at one level is expected: fields are
     /// usually read in the order they were written, so a lookup first tries
     /// the entry after the previous one found.
+    ///
+    /// After a match the hint points at the matched value (`atValue`); the
+    /// decode that reads the value moves it to the value's end (`settle`),
+    /// so most values are walked once, not twice.
     struct Hint {
         var map: Int
         var offset: Int
         var index: Int
+        var atValue = false
     }
 
     let reader: ValueReader
-    var path: [any CodingKey] = []
-    var hints: [Hint] = []
+    // Not checked for exclusivity at run time, for speed, as in `ValueWriter`:
+    // the state is confined to one `decode` call, and every mutation is a
+    // single append, removal or element assignment.
+    @exclusivity(unchecked) var path: [any CodingKey] = []
+    @exclusivity(unchecked) var hints: [Hint] = []
+
+    /// Moves the hint of the map at `level` past the value at `start`, whose
+    /// decode just ended at `end`.
+    @inline(__always) func settle(level: Int, map: Int, start: Int, end: Int) {
+        let hint = hints[level]
+        if hint.map == map, hint.atValue, hint.offset == start {
+            hints[level].offset = end
+            hints[level].atValue = false
+        }
+    }
 
     init(_ reader: ValueReader) {
         self.reader = reader

@@ -49,8 +49,11 @@ struct ValueReader {
 
     @inline(__always) func tag(at offset: inout Int) throws(ReadFailure) -> ValueTag {
         let raw = try byte(at: &offset)
-        guard let tag = ValueTag(rawValue: raw) else { throw .malformed("Unknown tag 0x\(String(raw, radix: 16))", offset: offset - 1) }
-        return tag
+        // The tags are 0...11 with no gap, so an enum's in-memory value is its
+        // raw value; the generated `init(rawValue:)` is an uninlined switch.
+        // `tagsAreTheirOwnRawValuesInMemory` checks the assumption.
+        guard raw <= ValueTag.uuid.rawValue else { throw .malformed("Unknown tag 0x\(String(raw, radix: 16))", offset: offset - 1) }
+        return unsafeBitCast(raw, to: ValueTag.self)
     }
 
     /// The tag at `offset` without moving past it.

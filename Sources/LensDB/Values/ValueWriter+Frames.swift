@@ -2,12 +2,7 @@
 extension ValueWriter {
     /// Opens an array or map and returns its frame index and identity.
     func open(map isMap: Bool, sorted: Bool) -> (index: Int, id: Int) {
-        if frames.count >= ValueFormat.maxDepth, pendingError == nil {
-            pendingError = EncodingError.invalidValue(
-                frames.count,
-                .init(codingPath: path, debugDescription: "Nesting deeper than \(ValueFormat.maxDepth) levels")
-            )
-        }
+        if frames.count >= ValueFormat.maxDepth { tooDeep() }
         tag(isMap ? .map : .array)
         nextID &+= 1
         frames.append(Frame(header: bytes.count, id: nextID, sorted: sorted, isMap: isMap))
@@ -38,7 +33,7 @@ extension ValueWriter {
 
     /// Closes every frame at `index` and above, innermost first.
     func close(downTo index: Int) throws {
-        if let pendingError { throw pendingError }
+        if hasPendingError, let pendingError { throw pendingError }
         while frames.count > index {
             var frame = frames.removeLast()
             for (key, writer) in frame.deferred {

@@ -27,14 +27,23 @@ final class ValueWriter {
         var deferred: [(key: String?, writer: ValueWriter)] = []
     }
 
-    var bytes: [UInt8] = []
-    var frames: [Frame] = []
+    // Exclusivity is not checked at run time on these properties: the checks
+    // cost a third of encoding time. This is safe because a writer is confined
+    // to the one `encode` call (one thread) that made it, and no method keeps
+    // an access to a property open across a call back into the writer: every
+    // mutation is a single append or element assignment.
+    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var frames: [Frame] = []
     /// The coding path of the value being encoded now.
-    var path: [any CodingKey] = []
-    var nextID = 0
+    @exclusivity(unchecked) var path: [any CodingKey] = []
+    @exclusivity(unchecked) var nextID = 0
     /// A misuse found where Codable gives no way to throw (opening a
     /// container too deep); thrown by the next call that can.
-    var pendingError: EncodingError?
+    @exclusivity(unchecked) var pendingError: EncodingError? {
+        didSet { hasPendingError = pendingError != nil }
+    }
+    /// `pendingError != nil`, without copying the error on every close.
+    @exclusivity(unchecked) private(set) var hasPendingError = false
 
     init(capacity: Int = 256) {
         bytes.reserveCapacity(capacity)
