@@ -131,9 +131,13 @@ struct JSONParser {
             offset += 1
         }
         let text = String(decoding: bytes[start..<offset], as: UTF8.self)
+        guard Document.isJSONNumber(text) else {
+            offset = start
+            throw failure("Invalid number \"\(text)\"")
+        }
         if isInteger, let value = Int64(text) { return .int(value) }
         if isInteger, let value = UInt64(text) { return .uint(value) }
-        guard Document.isJSONNumber(text), let value = Double(text) else {
+        guard let value = Double(text) else {
             offset = start
             throw failure("Invalid number \"\(text)\"")
         }
@@ -143,6 +147,8 @@ struct JSONParser {
 }
 
 extension Document {
+    /// Whether `text` has RFC 8259's number grammar:
+    /// `-? (0 | [1-9][0-9]*) (. [0-9]+)? ([eE] [+-]? [0-9]+)?`.
     static func isJSONNumber(_ text: String) -> Bool {
         var scalars = Substring(text).utf8[...]
         func digits() -> Int {
