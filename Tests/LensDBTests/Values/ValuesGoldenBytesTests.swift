@@ -32,6 +32,9 @@ struct Pet: Codable, Equatable {
             0x03, 0x76, 0x65, 0x74, 0x03, 0x01,                    //   "vet": int -1 (zigzag 1)
         ]
         #expect(bytes == expected)
+        #expect(bytes.count == 84)
+        #expect(try Document(decodingBinary: bytes).jsonString()
+            == #"{"age":3,"born":"2001-01-01T00:00:00.000Z","name":"Rex","tags":["good"],"visits":{"park":64,"vet":-1},"weight":1.5}"#)
         #expect(try ValueDecoder().decode(Pet.self, from: bytes) == pet)
     }
 }
