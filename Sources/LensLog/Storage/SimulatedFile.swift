@@ -26,6 +26,7 @@ final class SimulatedFile: StoredFile {
     func read(at offset: Int64, count: Int) throws -> [UInt8] {
         try call(.read, mutating: false) { state, effect throws(StorageError) in
             if let effect { throw effect.plainError(.read, self.path) }
+            guard offset >= 0 else { throw StorageError(errno: EINVAL, .read, path: self.path) }
             let bytes = state.inodes[self.inode]!.current
             let start = min(Int(offset), bytes.count)
             return Array(bytes[start..<min(start + max(count, 0), bytes.count)])
@@ -36,6 +37,7 @@ final class SimulatedFile: StoredFile {
         let data = [UInt8](bytes)
         try call(.write, mutating: true) { state, effect throws(StorageError) in
             try self.requireWritable(.write)
+            guard offset >= 0 else { throw StorageError(errno: EINVAL, .write, path: self.path) }
             var kept = data
             switch effect {
             case nil: break
@@ -85,6 +87,7 @@ final class SimulatedFile: StoredFile {
         try call(.preallocate, mutating: true) { state, effect throws(StorageError) in
             try self.requireWritable(.preallocate)
             if let effect { throw effect.plainError(.preallocate, self.path) }
+            guard offset >= 0, length >= 0 else { throw StorageError(errno: EINVAL, .preallocate, path: self.path) }
             let end = Int(offset + length)
             guard end > state.inodes[self.inode]!.current.count else { return }
             state.inodes[self.inode]!.current.resize(to: end)
