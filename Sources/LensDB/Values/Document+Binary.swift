@@ -20,7 +20,7 @@ extension Document {
     public func binaryEncoded() -> [UInt8] {
         let writer = ValueWriter()
         writer.document(self)
-        return writer.bytes
+        return writer.bytes.array
     }
 }
 

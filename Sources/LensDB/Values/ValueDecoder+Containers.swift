@@ -2,8 +2,15 @@ import Foundation
 
 /// A map in the input. Fields are found by comparing key bytes, first at the
 /// entry after the previous match (see `DecodingState.Hint`), then from the start.
+///
+/// Every field is trivially copyable (the state is unretained, valid only
+/// inside the `decode` call, like the input bytes): Codable's container box
+/// copies this struct on every call, and a reference here would cost a retain
+/// and a release per field.
 struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let state: DecodingState
+    let stateRef: Unmanaged<DecodingState>
+    let reader: ValueReader
+    let hint: UnsafeMutablePointer<DecodingState.Hint>
     /// Offset of the first entry.
     let first: Int
     let count: Int
@@ -11,14 +18,24 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     let level: Int
 
     init(state: DecodingState, first: Int, count: Int, depth: Int, level: Int) {
-        self.state = state
+        stateRef = .passUnretained(state)
+        reader = state.reader
+        hint = state.hintSlot(level: level)
         self.first = first
         self.count = count
         self.depth = depth
         self.level = level
-        let hint = DecodingState.Hint(map: first, offset: first, index: 0)
-        while state.hints.count <= level { state.hints.append(hint) }
-        state.hints[level] = hint
+        hint.pointee = DecodingState.Hint(map: first, offset: first, index: 0)
+    }
+
+    private var state: DecodingState { stateRef.takeUnretainedValue() }
+
+    /// Moves the hint past the value at `start`, whose decode ended at `end`.
+    @inline(__always) private func settle(start: Int, end: Int) {
+        if hint.pointee.map == first, hint.pointee.atValue, hint.pointee.offset == start {
+            hint.pointee.offset = end
+            hint.pointee.atValue = false
+        }
     }
 
     var codingPath: [any CodingKey] { Array(state.path.prefix(depth)) }
@@ -29,8 +46,8 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         // A malformed entry ends the list; decoding any value past it throws.
         do throws(ReadFailure) {
             for _ in 0..<count {
-                let name = String(decoding: try state.reader.utf8(at: &offset), as: UTF8.self)
-                try state.reader.skip(at: &offset, depth: level)
+                let name = String(decoding: try reader.utf8(at: &offset), as: UTF8.self)
+                try reader.skip(at: &offset, depth: level)
                 if let key = Key(stringValue: name) { keys.append(key) }
             }
         } catch {}
@@ -48,20 +65,22 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     private func find(named keyName: String) throws(ReadFailure) -> Int? {
         var name = keyName
-        let reader = state.reader
+        let reader = reader
+        let hint = hint
+        let first = first
+        let count = count
+        let level = level
         // withUTF8 only rethrows untyped errors, so the result travels in a Result.
         return try name.withUTF8 { utf8 in Result { () throws(ReadFailure) -> Int? in
-            var hint = state.hints[level]
-            if hint.map == first {
-                if hint.atValue {
-                    try reader.skip(at: &hint.offset, depth: level)
-                    hint.atValue = false
-                    state.hints[level] = hint
+            if hint.pointee.map == first {
+                if hint.pointee.atValue {
+                    try reader.skip(at: &hint.pointee.offset, depth: level)
+                    hint.pointee.atValue = false
                 }
-                if hint.index < count {
-                    var offset = hint.offset
+                if hint.pointee.index < count {
+                    var offset = hint.pointee.offset
                     if try reader.keyMatches(at: &offset, utf8) {
-                        state.hints[level] = .init(map: first, offset: offset, index: hint.index + 1, atValue: true)
+                        hint.pointee = .init(map: first, offset: offset, index: hint.pointee.index + 1, atValue: true)
                         return offset
                     }
                 }
@@ -72,7 +91,7 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
                 let value = offset
                 if !matches { try reader.skip(at: &offset, depth: level) }
                 if matches {
-                    state.hints[level] = .init(map: first, offset: value, index: index + 1, atValue: true)
+                    hint.pointee = .init(map: first, offset: value, index: index + 1, atValue: true)
                     return value
                 }
             }
@@ -94,7 +113,7 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         var offset = start
         do throws(ReadFailure) {
             let value = try body(&offset)
-            state.settle(level: level, map: first, start: start, end: offset)
+            settle(start: start, end: offset)
             return value
         } catch {
             throw error.decodingError(T.self, path: codingPath + [key])
@@ -102,13 +121,13 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        try read(key) { (offset) throws(ReadFailure) in try state.reader.peekTag(at: offset) == .null }
+        try read(key) { (offset) throws(ReadFailure) in try reader.peekTag(at: offset) == .null }
     }
 
-    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) { (o) throws(ReadFailure) in try state.reader.bool(at: &o) } }
-    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) { (o) throws(ReadFailure) in try state.reader.string(at: &o) } }
-    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) { (o) throws(ReadFailure) in try state.reader.double(at: &o) } }
-    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key) { (o) throws(ReadFailure) in try state.reader.float(at: &o) } }
+    func decode(_ type: Bool.Type, forKey key: Key) throws -> Bool { try read(key) { (o) throws(ReadFailure) in try reader.bool(at: &o) } }
+    func decode(_ type: String.Type, forKey key: Key) throws -> String { try read(key) { (o) throws(ReadFailure) in try reader.string(at: &o) } }
+    func decode(_ type: Double.Type, forKey key: Key) throws -> Double { try read(key) { (o) throws(ReadFailure) in try reader.double(at: &o) } }
+    func decode(_ type: Float.Type, forKey key: Key) throws -> Float { try read(key) { (o) throws(ReadFailure) in try reader.float(at: &o) } }
     func decode(_ type: Int.Type, forKey key: Key) throws -> Int { try integer(key) }
     func decode(_ type: Int8.Type, forKey key: Key) throws -> Int8 { try integer(key) }
     func decode(_ type: Int16.Type, forKey key: Key) throws -> Int16 { try integer(key) }
@@ -121,14 +140,15 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
     func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try integer(key) }
 
     @inline(__always) private func integer<T: FixedWidthInteger>(_ key: Key) throws -> T {
-        try read(key) { (o) throws(ReadFailure) in try state.reader.integer(T.self, at: &o) }
+        try read(key) { (o) throws(ReadFailure) in try reader.integer(T.self, at: &o) }
     }
 
     func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
         let start = try locate(key, T.self)
         var offset = start
-        let value = try state.decodeValue(type, at: &offset, key: key, level: level)
-        state.settle(level: level, map: first, start: start, end: offset)
+        let level = level
+        let value = try stateRef._withUnsafeGuaranteedRef { try $0.decodeValue(type, at: &offset, key: key, level: level) }
+        settle(start: start, end: offset)
         return value
     }
 
@@ -137,14 +157,15 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         let found: Int?
         do throws(ReadFailure) {
             found = try find(key)
-            if let found, try state.reader.peekTag(at: found) == .null { return nil }
+            if let found, try reader.peekTag(at: found) == .null { return nil }
         } catch {
             throw error.decodingError(T.self, path: codingPath + [key])
         }
         guard let start = found else { return nil }
         var offset = start
-        let value = try state.decodeValue(type, at: &offset, key: key, level: level)
-        state.settle(level: level, map: first, start: start, end: offset)
+        let level = level
+        let value = try stateRef._withUnsafeGuaranteedRef { try $0.decodeValue(type, at: &offset, key: key, level: level) }
+        settle(start: start, end: offset)
         return value
     }
 

@@ -2,7 +2,8 @@ import Foundation
 
 /// An array in the input, read front to back.
 struct UnkeyedValueDecodingContainer: UnkeyedDecodingContainer {
-    let state: DecodingState
+    /// Unretained, as in `KeyedValueDecodingContainer`.
+    let stateRef: Unmanaged<DecodingState>
     /// Offset of the next element.
     var offset: Int
     let elementCount: Int
@@ -11,13 +12,14 @@ struct UnkeyedValueDecodingContainer: UnkeyedDecodingContainer {
     private(set) var currentIndex = 0
 
     init(state: DecodingState, offset: Int, count: Int, depth: Int, level: Int) {
-        self.state = state
+        stateRef = .passUnretained(state)
         self.offset = offset
         elementCount = count
         self.depth = depth
         self.level = level
     }
 
+    private var state: DecodingState { stateRef.takeUnretainedValue() }
     var codingPath: [any CodingKey] { Array(state.path.prefix(depth)) }
     var count: Int? { elementCount }
     var isAtEnd: Bool { currentIndex >= elementCount }
@@ -70,7 +72,10 @@ struct UnkeyedValueDecodingContainer: UnkeyedDecodingContainer {
         guard !isAtEnd else {
             throw DecodingError.valueNotFound(T.self, .init(codingPath: codingPath + [IndexKey(currentIndex)], debugDescription: "Unkeyed container is at its end"))
         }
-        let value = try state.decodeValue(type, at: &offset, key: IndexKey(currentIndex), level: level)
+        var position = offset
+        let (index, level) = (currentIndex, level)
+        let value = try stateRef._withUnsafeGuaranteedRef { try $0.decodeValue(type, at: &position, key: IndexKey(index), level: level) }
+        offset = position
         currentIndex += 1
         return value
     }
@@ -99,11 +104,20 @@ struct UnkeyedValueDecodingContainer: UnkeyedDecodingContainer {
 
 /// One value in the input.
 struct SingleValueDecodingContainerImpl: SingleValueDecodingContainer {
-    let state: DecodingState
+    /// Unretained, as in `KeyedValueDecodingContainer`.
+    let stateRef: Unmanaged<DecodingState>
     let offset: Int
     let depth: Int
     let level: Int
 
+    init(state: DecodingState, offset: Int, depth: Int, level: Int) {
+        stateRef = .passUnretained(state)
+        self.offset = offset
+        self.depth = depth
+        self.level = level
+    }
+
+    private var state: DecodingState { stateRef.takeUnretainedValue() }
     var codingPath: [any CodingKey] { Array(state.path.prefix(depth)) }
 
     @inline(__always) private func read<T>(_ body: (inout Int) throws(ReadFailure) -> T) throws -> T {

@@ -34,7 +34,8 @@ public struct ValueDecoder: Sendable {
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         let state = DecodingState(ValueReader(bytes))
         var offset = 0
-        let value = try state.decodeValue(type, at: &offset, key: nil, level: 0)
+        // Containers hold the state unretained; this keeps it alive until they are done.
+        let value = try withExtendedLifetime(state) { try state.decodeValue(type, at: &offset, key: nil, level: 0) }
         guard offset == bytes.count else {
             throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "\(bytes.count - offset) bytes left after the value at byte \(offset)"))
         }
@@ -64,21 +65,27 @@ final class DecodingState {
     // the state is confined to one `decode` call, and every mutation is a
     // single append, removal or element assignment.
     @exclusivity(unchecked) var path: [any CodingKey] = []
-    @exclusivity(unchecked) var hints: [Hint] = []
-
-    /// Moves the hint of the map at `level` past the value at `start`, whose
-    /// decode just ended at `end`.
-    @inline(__always) func settle(level: Int, map: Int, start: Int, end: Int) {
-        let hint = hints[level]
-        if hint.map == map, hint.atValue, hint.offset == start {
-            hints[level].offset = end
-            hints[level].atValue = false
-        }
-    }
+    /// Hint slots, 16 levels a chunk. Chunks never move, so a container keeps
+    /// a pointer to its level's slot instead of a reference to this object.
+    @exclusivity(unchecked) private var chunks: [UnsafeMutablePointer<Hint>] = []
 
     init(_ reader: ValueReader) {
         self.reader = reader
-        hints.reserveCapacity(8)
+    }
+
+    deinit {
+        // Hint is a trivial type: nothing to deinitialize.
+        for chunk in chunks { chunk.deallocate() }
+    }
+
+    /// The hint slot of nesting level `level`.
+    func hintSlot(level: Int) -> UnsafeMutablePointer<Hint> {
+        while chunks.count <= level >> 4 {
+            let chunk = UnsafeMutablePointer<Hint>.allocate(capacity: 16)
+            chunk.initialize(repeating: Hint(map: -1, offset: 0, index: 0), count: 16)
+            chunks.append(chunk)
+        }
+        return chunks[level >> 4] + (level & 15)
     }
 
     /// Reads one value at `offset` and moves past it. Common types are read
@@ -140,6 +147,10 @@ final class DecodingState {
         }
         let start = offset
         let value = try T(from: ValueDecoderImpl(state: self, offset: start, depth: path.count, level: level + 1))
+        if let end = endOfReadMap(at: start, level: level + 1) {
+            offset = end
+            return value
+        }
         do throws(ReadFailure) {
             try reader.skip(at: &offset, depth: level)
         } catch {
@@ -147,14 +158,39 @@ final class DecodingState {
         }
         return value
     }
+
+    /// The end of the map at `start` when its keyed container read every
+    /// entry in order, so its hint already stands past the last one; else nil.
+    private func endOfReadMap(at start: Int, level: Int) -> Int? {
+        var position = start
+        do throws(ReadFailure) {
+            guard try reader.tag(at: &position) == .map else { return nil }
+            let count = try reader.length(at: &position, unit: 2)
+            guard level >> 4 < chunks.count else { return nil }
+            let hint = hintSlot(level: level).pointee
+            guard hint.map == position, hint.index == count, !hint.atValue else { return nil }
+            return hint.offset
+        } catch {
+            return nil  // malformed: the skip that follows throws the error with its offset
+        }
+    }
 }
 
 /// The `Decoder` handed to a type's `init(from:)`: a position in the input.
 struct ValueDecoderImpl: Decoder {
-    let state: DecodingState
+    let stateRef: Unmanaged<DecodingState>
     let offset: Int
     let depth: Int
     let level: Int
+
+    init(state: DecodingState, offset: Int, depth: Int, level: Int) {
+        stateRef = .passUnretained(state)
+        self.offset = offset
+        self.depth = depth
+        self.level = level
+    }
+
+    var state: DecodingState { stateRef.takeUnretainedValue() }
 
     var codingPath: [any CodingKey] { Array(state.path.prefix(depth)) }
     var userInfo: [CodingUserInfoKey: Any] { [:] }

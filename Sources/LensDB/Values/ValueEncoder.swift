@@ -30,7 +30,7 @@ public struct ValueEncoder: Sendable {
         let writer = ValueWriter()
         try writer.encodeValue(value, key: nil)
         try writer.finish()
-        return writer.bytes
+        return writer.bytes.array
     }
 }
 
@@ -84,7 +84,7 @@ extension ValueWriter {
         try value.encode(to: encoder)
         try close(downTo: base)
         // A value that encoded nothing is an empty map, as JSONEncoder makes it `{}`.
-        if bytes.count == start { bytes.append(contentsOf: [ValueTag.map.rawValue, 0]) }
+        if bytes.count == start { bytes.append(ValueTag.map.rawValue); bytes.append(0) }
     }
 }
 

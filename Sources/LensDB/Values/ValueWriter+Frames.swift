@@ -40,7 +40,7 @@ extension ValueWriter {
                 if frame.sorted { frame.entryStarts.append(bytes.count) }
                 if let key { rawString(key) }
                 try writer.finish()
-                bytes.append(contentsOf: writer.bytes)
+                bytes.append(contentsOf: writer.bytes.array)
             }
             if frame.sorted { sortEntries(of: frame) }
             patchCount(of: frame)
@@ -51,7 +51,7 @@ extension ValueWriter {
     /// a type whose `encode(to:)` encodes nothing is `{}`, as in JSON.
     func finish() throws {
         try close(downTo: 0)
-        if bytes.isEmpty { bytes = [ValueTag.map.rawValue, 0] }
+        if bytes.isEmpty { bytes.append(ValueTag.map.rawValue); bytes.append(0) }
     }
 
     private func patchCount(of frame: Frame) {
@@ -66,7 +66,7 @@ extension ValueWriter {
             value >>= 7
         }
         encoded.append(UInt8(value))
-        bytes.replaceSubrange(frame.header..<(frame.header + 1), with: encoded)
+        bytes.replaceByte(at: frame.header, with: encoded)
     }
 
     /// Rewrites a dictionary's entries in the order of their keys' bytes: for a
@@ -86,13 +86,13 @@ extension ValueWriter {
             units.append((key, starts[i]..<unitEnd))
             i += step
         }
-        let snapshot = bytes
-        units.sort { snapshot[$0.key].lexicographicallyPrecedes(snapshot[$1.key]) }
-        var position = starts[0]
-        for unit in units {
-            bytes.replaceSubrange(position..<(position + unit.whole.count), with: snapshot[unit.whole])
-            position += unit.whole.count
-        }
+        let base = starts[0]
+        let snapshot = bytes.copy(base..<end)
+        units.sort { snapshot[($0.key.lowerBound - base)..<($0.key.upperBound - base)].lexicographicallyPrecedes(snapshot[($1.key.lowerBound - base)..<($1.key.upperBound - base)]) }
+        var sorted: [UInt8] = []
+        sorted.reserveCapacity(snapshot.count)
+        for unit in units { sorted += snapshot[(unit.whole.lowerBound - base)..<(unit.whole.upperBound - base)] }
+        bytes.overwrite(at: base, with: sorted)
     }
 
     /// The UTF-8 bytes of the key of the map entry at `start`.

@@ -32,7 +32,7 @@ final class ValueWriter {
     // to the one `encode` call (one thread) that made it, and no method keeps
     // an access to a property open across a call back into the writer: every
     // mutation is a single append or element assignment.
-    @exclusivity(unchecked) var bytes: [UInt8] = []
+    @exclusivity(unchecked) var bytes: ByteBuffer
     @exclusivity(unchecked) var frames: [Frame] = []
     /// The coding path of the value being encoded now.
     @exclusivity(unchecked) var path: [any CodingKey] = []
@@ -46,7 +46,7 @@ final class ValueWriter {
     @exclusivity(unchecked) private(set) var hasPendingError = false
 
     init(capacity: Int = 256) {
-        bytes.reserveCapacity(capacity)
+        bytes = ByteBuffer(capacity: capacity)
     }
 
     // MARK: Scalars
@@ -72,7 +72,7 @@ final class ValueWriter {
     }
 
     @inline(__always) func fixed64(_ value: UInt64) {
-        withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.littleEndian) { bytes.append($0) }
     }
 
     @inline(__always) func double(_ value: Double) {
@@ -87,7 +87,7 @@ final class ValueWriter {
 
     func uuid(_ value: UUID) {
         tag(.uuid)
-        withUnsafeBytes(of: value.uuid) { bytes.append(contentsOf: $0) }
+        withUnsafeBytes(of: value.uuid) { bytes.append($0) }
     }
 
     @inline(__always) func bool(_ value: Bool) { tag(value ? .true : .false) }
@@ -97,7 +97,7 @@ final class ValueWriter {
         var value = value
         value.withUTF8 { utf8 in
             varint(UInt64(utf8.count))
-            bytes.append(contentsOf: utf8)
+            bytes.append(utf8)
         }
     }
 
