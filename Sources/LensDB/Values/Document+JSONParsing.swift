@@ -17,9 +17,9 @@ extension Document {
         self = try json.withUTF8 { try Document(json: UnsafeRawBufferPointer($0)) }
     }
 
-    /// Parses JSON from UTF-8 bytes; see ``init(json:)-(String)``.
+    /// Parses JSON from UTF-8 bytes; see `init(json:)` taking a `String`.
     ///
-    /// - Throws: As ``init(json:)-(String)``.
+    /// - Throws: As `init(json:)` taking a `String`.
     public init(json bytes: [UInt8]) throws {
         self = try bytes.withUnsafeBytes { try Document(json: $0) }
     }

@@ -169,6 +169,26 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
         return value
     }
 
+    // The scalar `decodeIfPresent` requirements default to three lookups too.
+    func decodeIfPresent(_ type: Bool.Type, forKey key: Key) throws -> Bool? { try presentScalar(key) { (o) throws(ReadFailure) in try reader.bool(at: &o) } }
+    func decodeIfPresent(_ type: String.Type, forKey key: Key) throws -> String? { try presentScalar(key) { (o) throws(ReadFailure) in try reader.string(at: &o) } }
+    func decodeIfPresent(_ type: Double.Type, forKey key: Key) throws -> Double? { try presentScalar(key) { (o) throws(ReadFailure) in try reader.double(at: &o) } }
+    func decodeIfPresent(_ type: Int.Type, forKey key: Key) throws -> Int? { try presentScalar(key) { (o) throws(ReadFailure) in try reader.integer(Int.self, at: &o) } }
+    func decodeIfPresent(_ type: Int64.Type, forKey key: Key) throws -> Int64? { try presentScalar(key) { (o) throws(ReadFailure) in try reader.integer(Int64.self, at: &o) } }
+
+    /// A scalar under `key`, or nil when the key is absent or holds null.
+    @inline(__always) private func presentScalar<T>(_ key: Key, _ body: (inout Int) throws(ReadFailure) -> T) throws -> T? {
+        do throws(ReadFailure) {
+            guard let start = try find(key), try reader.peekTag(at: start) != .null else { return nil }
+            var offset = start
+            let value = try body(&offset)
+            settle(start: start, end: offset)
+            return value
+        } catch {
+            throw error.decodingError(T.self, path: codingPath + [key])
+        }
+    }
+
     func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
         try nestedDecoder(key).container(keyedBy: type)
     }

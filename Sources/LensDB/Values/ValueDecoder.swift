@@ -28,9 +28,9 @@ public struct ValueDecoder: Sendable {
         try bytes.withUnsafeBytes { try decode(type, from: $0) }
     }
 
-    /// Decodes a value of `type` from borrowed bytes; see ``decode(_:from:)-([UInt8])``.
+    /// Decodes a value of `type` from borrowed bytes; see the `[UInt8]` overload.
     ///
-    /// - Throws: As ``decode(_:from:)-([UInt8])``.
+    /// - Throws: As the `[UInt8]` overload.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
         let state = DecodingState(ValueReader(bytes))
         var offset = 0
@@ -67,25 +67,35 @@ final class DecodingState {
     @exclusivity(unchecked) var path: [any CodingKey] = []
     /// Hint slots, 16 levels a chunk. Chunks never move, so a container keeps
     /// a pointer to its level's slot instead of a reference to this object.
-    @exclusivity(unchecked) private var chunks: [UnsafeMutablePointer<Hint>] = []
+    /// The first chunk is allocated up front; deeper ones when first needed.
+    private let firstChunk: UnsafeMutablePointer<Hint>
+    @exclusivity(unchecked) private var deeperChunks: [UnsafeMutablePointer<Hint>] = []
 
     init(_ reader: ValueReader) {
         self.reader = reader
+        firstChunk = DecodingState.makeChunk()
     }
 
     deinit {
         // Hint is a trivial type: nothing to deinitialize.
-        for chunk in chunks { chunk.deallocate() }
+        firstChunk.deallocate()
+        for chunk in deeperChunks { chunk.deallocate() }
     }
 
+    private static func makeChunk() -> UnsafeMutablePointer<Hint> {
+        let chunk = UnsafeMutablePointer<Hint>.allocate(capacity: 16)
+        chunk.initialize(repeating: Hint(map: -1, offset: 0, index: 0), count: 16)
+        return chunk
+    }
+
+    /// Whether the slot of `level` exists yet.
+    func hasHintSlot(level: Int) -> Bool { level >> 4 <= deeperChunks.count }
+
     /// The hint slot of nesting level `level`.
-    func hintSlot(level: Int) -> UnsafeMutablePointer<Hint> {
-        while chunks.count <= level >> 4 {
-            let chunk = UnsafeMutablePointer<Hint>.allocate(capacity: 16)
-            chunk.initialize(repeating: Hint(map: -1, offset: 0, index: 0), count: 16)
-            chunks.append(chunk)
-        }
-        return chunks[level >> 4] + (level & 15)
+    @inline(__always) func hintSlot(level: Int) -> UnsafeMutablePointer<Hint> {
+        if level < 16 { return firstChunk + level }
+        while deeperChunks.count < level >> 4 { deeperChunks.append(DecodingState.makeChunk()) }
+        return deeperChunks[(level >> 4) - 1] + (level & 15)
     }
 
     /// Reads one value at `offset` and moves past it. Common types are read
@@ -166,7 +176,7 @@ final class DecodingState {
         do throws(ReadFailure) {
             guard try reader.tag(at: &position) == .map else { return nil }
             let count = try reader.length(at: &position, unit: 2)
-            guard level >> 4 < chunks.count else { return nil }
+            guard hasHintSlot(level: level) else { return nil }
             let hint = hintSlot(level: level).pointee
             guard hint.map == position, hint.index == count, !hint.atValue else { return nil }
             return hint.offset

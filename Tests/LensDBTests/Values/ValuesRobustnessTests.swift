@@ -81,6 +81,8 @@ func throwsDecodingErrorOrSucceeds(_ body: () throws -> Void) -> Bool {
         #expect(narrow == Slim(name: "Zoë", age: 3))
         let optional = try ValueDecoder().decode(SlimWithOptional.self, from: wide)
         #expect(optional == SlimWithOptional(name: "Zoë", nickname: "z", email: nil))
+        let explicitNull = try ValueEncoder().encode(["name": "n", "nickname": nil, "email": "e"] as Document)
+        #expect(try ValueDecoder().decode(SlimWithOptional.self, from: explicitNull) == SlimWithOptional(name: "n", nickname: nil, email: "e"))
     }
 
     @Test func missingRequiredKeyThrowsKeyNotFoundWithItsPath() throws {
