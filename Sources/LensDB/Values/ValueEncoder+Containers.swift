@@ -164,6 +164,6 @@ extension ValueWriter {
                 id, .init(codingPath: path, debugDescription: "superEncoder() of a container that is already closed")
             )
         }
-        return ValueEncoderImpl(writer: child, depth: depth, frameBase: 0, sorted: false)
+        return ValueEncoderImpl(writer: child, depth: depth, frameBase: 0, valueType: Never.self)
     }
 }

@@ -42,6 +42,9 @@ final class ValueWriter {
     @exclusivity(unchecked) var pendingError: EncodingError? {
         didSet { hasPendingError = pendingError != nil }
     }
+    /// Set only while learning `dictionaryCodingKeyType`.
+    var recordsKeyType = false
+    var recordedKeyType: ObjectIdentifier?
     /// `pendingError != nil`, without copying the error on every close.
     @exclusivity(unchecked) private(set) var hasPendingError = false
 

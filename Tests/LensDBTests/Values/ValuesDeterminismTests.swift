@@ -18,6 +18,10 @@ struct Inventory: Codable, Equatable {
         return (forward, backward)
     }
 
+    @Test func dictionaryKeyTypeIsRecognizedWithoutADynamicCast() {
+        #expect(dictionaryCodingKeyType != nil)
+    }
+
     @Test func equalStringKeyedDictionariesEncodeToEqualBytes() throws {
         let (a, b) = twoOrders((0..<200).map { ("key\($0)", $0) })
         #expect(Array(a.keys) != Array(b.keys))  // the orders really differ
