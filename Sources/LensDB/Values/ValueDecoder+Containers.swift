@@ -65,41 +65,45 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     private func find(named keyName: String) throws(ReadFailure) -> Int? {
         var name = keyName
-        let reader = reader
-        let hint = hint
-        let first = first
-        let count = count
-        let level = level
-        // withUTF8 only rethrows untyped errors, so the result travels in a Result.
-        return try name.withUTF8 { utf8 in Result { () throws(ReadFailure) -> Int? in
-            if hint.pointee.map == first {
-                if hint.pointee.atValue {
-                    try reader.skip(at: &hint.pointee.offset, depth: level)
-                    hint.pointee.atValue = false
-                }
-                if hint.pointee.index < count {
-                    var offset = hint.pointee.offset
-                    if try reader.keyMatches(at: &offset, utf8) {
-                        hint.pointee = .init(map: first, offset: offset, index: hint.pointee.index + 1, atValue: true)
-                        return offset
-                    }
-                }
-            }
-            var offset = first
-            for index in 0..<count {
-                let matches = try reader.keyMatches(at: &offset, utf8)
-                let value = offset
-                if !matches { try reader.skip(at: &offset, depth: level) }
-                if matches {
-                    hint.pointee = .init(map: first, offset: value, index: index + 1, atValue: true)
-                    return value
-                }
-            }
-            return nil
-        } }.get()
+        var failure: ReadFailure?
+        let found = name.withUTF8 { utf8 -> Int? in
+            // withUTF8 only rethrows untyped errors; the typed one is carried out by hand.
+            do throws(ReadFailure) { return try search(utf8) } catch { failure = error; return nil }
+        }
+        if let failure { throw failure }
+        return found
     }
 
-    private func locate(_ key: any CodingKey, _ type: Any.Type) throws -> Int {
+    /// The offset of the value under the key whose UTF-8 is `utf8`: first at
+    /// the hint, then from the first entry.
+    @inline(__always) private func search(_ utf8: UnsafeBufferPointer<UInt8>) throws(ReadFailure) -> Int? {
+        if hint.pointee.map == first {
+            if hint.pointee.atValue {
+                try reader.skip(at: &hint.pointee.offset, depth: level)
+                hint.pointee.atValue = false
+            }
+            if hint.pointee.index < count {
+                var offset = hint.pointee.offset
+                if try reader.keyMatches(at: &offset, utf8) {
+                    hint.pointee = .init(map: first, offset: offset, index: hint.pointee.index + 1, atValue: true)
+                    return offset
+                }
+            }
+        }
+        var offset = first
+        for index in 0..<count {
+            let matches = try reader.keyMatches(at: &offset, utf8)
+            if matches {
+                hint.pointee = .init(map: first, offset: offset, index: index + 1, atValue: true)
+                return offset
+            }
+            try reader.skip(at: &offset, depth: level)
+        }
+        return nil
+    }
+
+    /// Generic over the key so that the hot path never boxes it in an existential.
+    @inline(__always) private func locate<K: CodingKey>(_ key: K, _ type: Any.Type) throws -> Int {
         let found: Int?
         do throws(ReadFailure) { found = try find(named: key.stringValue) } catch { throw error.decodingError(type, path: codingPath + [key]) }
         guard let found else {
@@ -205,7 +209,7 @@ struct KeyedValueDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtoc
 
     /// A decoder for the value under `key`. Its coding path is fixed when it
     /// is made, because the shared path stack moves on.
-    private func nestedDecoder(_ key: any CodingKey) throws -> ValueDecoderImpl {
+    private func nestedDecoder<K: CodingKey>(_ key: K) throws -> ValueDecoderImpl {
         let offset = try locate(key, Any.self)
         guard level < ValueFormat.maxDepth else {
             throw DecodingError.dataCorrupted(.init(codingPath: codingPath + [key], debugDescription: "Nesting deeper than \(ValueFormat.maxDepth) levels"))
