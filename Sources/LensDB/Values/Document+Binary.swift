@@ -80,14 +80,14 @@ extension ValueReader {
             guard depth < ValueFormat.maxDepth else { throw .malformed("Nesting deeper than \(ValueFormat.maxDepth)", offset: start) }
             let count = try length(at: &offset)
             var elements: [Document] = []
-            elements.reserveCapacity(count)
+            elements.reserveCapacity(Swift.min(count, ValueReader.maxReservation))
             for _ in 0..<count { elements.append(try document(at: &offset, depth: depth + 1)) }
             return .array(elements)
         case .map:
             guard depth < ValueFormat.maxDepth else { throw .malformed("Nesting deeper than \(ValueFormat.maxDepth)", offset: start) }
             let count = try length(at: &offset, unit: 2)
             var entries: [String: Document] = [:]
-            entries.reserveCapacity(count)
+            entries.reserveCapacity(Swift.min(count, ValueReader.maxReservation))
             for _ in 0..<count {
                 let key = try rawString(at: &offset)
                 let value = try document(at: &offset, depth: depth + 1)

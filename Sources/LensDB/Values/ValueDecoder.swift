@@ -142,7 +142,7 @@ final class DecodingState {
         try reader.expect(.array, at: &offset)
         let count = try reader.length(at: &offset, unit: 2)
         var result: [String] = []
-        result.reserveCapacity(count)
+        result.reserveCapacity(Swift.min(count, ValueReader.maxReservation))
         for _ in 0..<count { result.append(try reader.string(at: &offset)) }
         return result
     }

@@ -33,6 +33,12 @@ struct ValueReader {
     let base: UnsafeRawPointer
     let count: Int
 
+    /// The most elements a reader reserves room for ahead of reading them.
+    /// A count is already bounded by the bytes left, but one byte of input can
+    /// claim a 24-byte `Document` or a 16-byte `String`; beyond this, storage
+    /// grows only as elements actually decode.
+    static let maxReservation = 1024
+
     init(_ buffer: UnsafeRawBufferPointer) {
         // An empty buffer may have no base address; any valid pointer will do,
         // since every read is checked against `count` first.

@@ -8,6 +8,10 @@ struct Slim: Codable, Equatable {
     var age: Int
 }
 
+struct Chain: Codable, Equatable {
+    var next: [Chain]
+}
+
 struct SlimWithOptional: Codable, Equatable {
     var name: String
     var nickname: String?
@@ -73,6 +77,18 @@ func throwsDecodingErrorOrSucceeds(_ body: () throws -> Void) -> Bool {
         var document: Document = .null
         for _ in 0..<300 { document = [document] }
         #expect(throws: EncodingError.self) { try ValueEncoder().encode(document) }
+    }
+
+    @Test func recursiveTypeNestedNearTheLimitRoundTripsAndBeyondItThrows() throws {
+        var chain = Chain(next: [])
+        for _ in 0..<120 { chain = Chain(next: [chain]) }  // 2 levels (map, array) a link
+        #expect(try roundTrip(chain) == chain)
+        for _ in 0..<20 { chain = Chain(next: [chain]) }
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(chain) }
+        // Hostile bytes: the same shape, far deeper than any encoder would write.
+        let link: [UInt8] = [0x09, 0x01, 0x04] + Array("next".utf8) + [0x08, 0x01]
+        let deep = Array(repeating: link, count: 10_000).flatMap { $0 }
+        #expect(throws: DecodingError.self) { try ValueDecoder().decode(Chain.self, from: deep) }
     }
 
     @Test func unknownKeysAreSkippedAndMissingOptionalsAreNil() throws {
