@@ -53,7 +53,7 @@ struct KeyedValueEncodingContainer<Key: CodingKey>: KeyedEncodingContainerProtoc
         } catch {
             if writer.pendingError == nil { writer.pendingError = error as? EncodingError }
         }
-        return writer.open(map: map, sorted: false)
+        return writer.open(map: map, sortUnit: 0)
     }
 
     mutating func superEncoder() -> any Encoder { deferredEncoder(key: "super") }
@@ -108,7 +108,7 @@ struct UnkeyedValueEncodingContainer: UnkeyedEncodingContainer {
         } catch {
             if writer.pendingError == nil { writer.pendingError = error as? EncodingError }
         }
-        return writer.open(map: map, sorted: false)
+        return writer.open(map: map, sortUnit: 0)
     }
 
     mutating func superEncoder() -> any Encoder {

@@ -5,7 +5,8 @@ import Foundation
 ///
 /// Equal values encode to equal bytes: struct fields keep their encode order
 /// (fixed for synthesized conformances), and the entries of every `Dictionary`
-/// are sorted by key, so a store can skip writes that change nothing.
+/// and the elements of every `Set` are sorted by their bytes, so a store can
+/// skip writes that change nothing.
 ///
 /// `ValueEncoder` is a value with no state; it is safe to use from any thread.
 ///
@@ -36,8 +37,19 @@ public struct ValueEncoder: Sendable {
 
 /// Marks the collections whose Codable order is not deterministic, so that
 /// their containers are sorted before they are closed.
-protocol UnorderedKeyedCollection {}
-extension Dictionary: UnorderedKeyedCollection {}
+protocol UnorderedCollection {
+    /// Elements a sortable unit spans in an unkeyed container.
+    static var sortUnit: Int { get }
+}
+
+extension Dictionary: UnorderedCollection {
+    /// Non-string keys encode as alternating keys and values.
+    static var sortUnit: Int { 2 }
+}
+
+extension Set: UnorderedCollection {
+    static var sortUnit: Int { 1 }
+}
 
 /// The coding key type `Dictionary` uses for its keyed containers (the
 /// standard library's internal `_DictionaryCodingKey`), learnt once by
@@ -122,14 +134,14 @@ struct ValueEncoderImpl: Encoder {
             writer.recordedKeyType = ObjectIdentifier(Key.self)
             sorted = false
         } else {
-            sorted = dictionaryCodingKeyType.map { ObjectIdentifier(Key.self) == $0 } ?? (valueType is UnorderedKeyedCollection.Type)
+            sorted = dictionaryCodingKeyType.map { ObjectIdentifier(Key.self) == $0 } ?? (valueType is UnorderedCollection.Type)
         }
-        let (index, id) = openOrReuse(map: true, sorted: sorted)
+        let (index, id) = openOrReuse(map: true, sortUnit: sorted ? 1 : 0)
         return KeyedEncodingContainer(KeyedValueEncodingContainer<Key>(writer: writer, index: index, id: id, depth: depth))
     }
 
     func unkeyedContainer() -> any UnkeyedEncodingContainer {
-        let (index, id) = openOrReuse(map: false, sorted: valueType is UnorderedKeyedCollection.Type)
+        let (index, id) = openOrReuse(map: false, sortUnit: (valueType as? any UnorderedCollection.Type)?.sortUnit ?? 0)
         return UnkeyedValueEncodingContainer(writer: writer, index: index, id: id, depth: depth)
     }
 
@@ -139,7 +151,7 @@ struct ValueEncoderImpl: Encoder {
 
     /// A second request for a container (a subclass calling `super.encode(to:)`)
     /// gets the one already open, as JSONEncoder does.
-    private func openOrReuse(map: Bool, sorted: Bool) -> (Int, Int) {
+    private func openOrReuse(map: Bool, sortUnit: Int) -> (Int, Int) {
         if writer.frames.count > frameBase {
             let frame = writer.frames[frameBase]
             if frame.isMap != map, writer.pendingError == nil {
@@ -149,6 +161,6 @@ struct ValueEncoderImpl: Encoder {
             }
             return (frameBase, frame.id)
         }
-        return writer.open(map: map, sorted: sorted)
+        return writer.open(map: map, sortUnit: sortUnit)
     }
 }

@@ -1,11 +1,11 @@
 /// Opening, entering and closing containers.
 extension ValueWriter {
     /// Opens an array or map and returns its frame index and identity.
-    func open(map isMap: Bool, sorted: Bool) -> (index: Int, id: Int) {
+    func open(map isMap: Bool, sortUnit: Int) -> (index: Int, id: Int) {
         if frames.count >= ValueFormat.maxDepth { tooDeep() }
         tag(isMap ? .map : .array)
         nextID &+= 1
-        frames.append(Frame(header: bytes.count, id: nextID, sorted: sorted, isMap: isMap))
+        frames.append(Frame(header: bytes.count, id: nextID, sortUnit: sortUnit, isMap: isMap))
         bytes.append(0)  // count placeholder, patched by close()
         return (frames.count - 1, nextID)
     }
@@ -69,14 +69,15 @@ extension ValueWriter {
         bytes.replaceByte(at: frame.header, with: encoded)
     }
 
-    /// Rewrites a dictionary's entries in the order of their keys' bytes: for a
-    /// map the key's UTF-8, for an array of key–value pairs the encoded key.
+    /// Rewrites a dictionary's or set's units in the order of their keys'
+    /// bytes: for a map entry the key's UTF-8, for a pair the encoded key, for
+    /// a set element the encoded element.
     private func sortEntries(of frame: Frame) {
         let starts = frame.entryStarts
         let end = bytes.count
         guard starts.count > 1 else { return }
         // Ranges of sortable units: one entry of a map, two elements of a pair list.
-        let step = frame.isMap ? 1 : 2
+        let step = frame.sortUnit
         var units: [(key: Range<Int>, whole: Range<Int>)] = []
         units.reserveCapacity(starts.count / step + 1)
         var i = 0

@@ -17,9 +17,12 @@ final class ValueWriter {
         /// Identifies the container, so that a stale container value cannot
         /// write into a newer frame that reuses its slot.
         var id: Int
-        /// Set for the containers of `Dictionary`: entries are sorted by key
-        /// bytes on close, because dictionary order is not deterministic.
-        var sorted: Bool
+        /// How many elements make one sortable unit, or 0 to keep encode
+        /// order: 1 for a `Dictionary`'s map entries and a `Set`'s elements,
+        /// 2 for a `Dictionary`'s key–value pairs. Sorted on close, because
+        /// their iteration order is not deterministic.
+        var sortUnit: Int
+        var sorted: Bool { sortUnit > 0 }
         var isMap: Bool
         /// Start offsets of the entries, kept only for sorted frames.
         var entryStarts: [Int] = []

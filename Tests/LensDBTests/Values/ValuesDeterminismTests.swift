@@ -36,6 +36,18 @@ struct Inventory: Codable, Equatable {
         #expect(try ValueEncoder().encode(c) == ValueEncoder().encode(d))
     }
 
+    @Test func equalSetsEncodeToEqualBytes() throws {
+        var forward = Set<String>()
+        for index in 0..<200 { forward.insert("element\(index)") }
+        var backward = Set<String>(minimumCapacity: 2000)
+        for index in (0..<200).reversed() { backward.insert("element\(index)") }
+        #expect(Array(forward) != Array(backward))  // the orders really differ
+        #expect(try ValueEncoder().encode(forward) == ValueEncoder().encode(backward))
+        #expect(try roundTrip(forward) == forward)
+        let numbers = Set((0..<100).map { $0 * 37 })
+        #expect(try ValueEncoder().encode(numbers) == ValueEncoder().encode(Set(numbers.reversed())))
+    }
+
     @Test func dictionariesNestedInStructsEncodeToEqualBytes() throws {
         let (counts1, counts2) = twoOrders((0..<50).map { ("c\($0)", $0) })
         let uuids = (0..<50).map { _ in UUID() }
