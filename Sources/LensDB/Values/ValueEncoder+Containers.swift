@@ -117,28 +117,45 @@ struct UnkeyedValueEncodingContainer: UnkeyedEncodingContainer {
 }
 
 /// A single value, written directly where the value goes.
+///
+/// Writing a second value, or a value after a container, would corrupt the
+/// output; `check()` turns that misuse into an `EncodingError`.
 struct SingleValueEncodingContainerImpl: SingleValueEncodingContainer {
     let writer: ValueWriter
     let depth: Int
+    /// The buffer's length when the value began: nothing may have been written since.
+    let start: Int
+
+    init(writer: ValueWriter, depth: Int) {
+        self.writer = writer
+        self.depth = depth
+        start = writer.bytes.count
+    }
 
     var codingPath: [any CodingKey] { Array(writer.path.prefix(depth)) }
 
-    mutating func encodeNil() throws { writer.tag(.null) }
-    mutating func encode(_ value: Bool) throws { writer.bool(value) }
-    mutating func encode(_ value: String) throws { writer.string(value) }
-    mutating func encode(_ value: Double) throws { writer.double(value) }
-    mutating func encode(_ value: Float) throws { writer.double(Double(value)) }
-    mutating func encode(_ value: Int) throws { writer.int(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { writer.int(Int64(value)) }
-    mutating func encode(_ value: Int16) throws { writer.int(Int64(value)) }
-    mutating func encode(_ value: Int32) throws { writer.int(Int64(value)) }
-    mutating func encode(_ value: Int64) throws { writer.int(value) }
-    mutating func encode(_ value: UInt) throws { writer.uint(UInt64(value)) }
-    mutating func encode(_ value: UInt8) throws { writer.uint(UInt64(value)) }
-    mutating func encode(_ value: UInt16) throws { writer.uint(UInt64(value)) }
-    mutating func encode(_ value: UInt32) throws { writer.uint(UInt64(value)) }
-    mutating func encode(_ value: UInt64) throws { writer.uint(value) }
-    mutating func encode<T: Encodable>(_ value: T) throws { try writer.encodeValue(value, key: nil) }
+    @inline(__always) private func check() throws {
+        guard writer.bytes.count == start else {
+            throw EncodingError.invalidValue(start, .init(codingPath: codingPath, debugDescription: "A single value container was written twice, or after another container"))
+        }
+    }
+
+    mutating func encodeNil() throws { try check(); writer.tag(.null) }
+    mutating func encode(_ value: Bool) throws { try check(); writer.bool(value) }
+    mutating func encode(_ value: String) throws { try check(); writer.string(value) }
+    mutating func encode(_ value: Double) throws { try check(); writer.double(value) }
+    mutating func encode(_ value: Float) throws { try check(); writer.double(Double(value)) }
+    mutating func encode(_ value: Int) throws { try check(); writer.int(Int64(value)) }
+    mutating func encode(_ value: Int8) throws { try check(); writer.int(Int64(value)) }
+    mutating func encode(_ value: Int16) throws { try check(); writer.int(Int64(value)) }
+    mutating func encode(_ value: Int32) throws { try check(); writer.int(Int64(value)) }
+    mutating func encode(_ value: Int64) throws { try check(); writer.int(value) }
+    mutating func encode(_ value: UInt) throws { try check(); writer.uint(UInt64(value)) }
+    mutating func encode(_ value: UInt8) throws { try check(); writer.uint(UInt64(value)) }
+    mutating func encode(_ value: UInt16) throws { try check(); writer.uint(UInt64(value)) }
+    mutating func encode(_ value: UInt32) throws { try check(); writer.uint(UInt64(value)) }
+    mutating func encode(_ value: UInt64) throws { try check(); writer.uint(value) }
+    mutating func encode<T: Encodable>(_ value: T) throws { try check(); try writer.encodeValue(value, key: nil) }
 }
 
 /// The coding key of an array element.

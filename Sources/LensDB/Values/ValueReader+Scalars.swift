@@ -68,14 +68,27 @@ extension ValueReader {
         return try rawString(at: &offset)
     }
 
-    /// A date; a double of seconds since 2001 is accepted too.
+    /// A date; a double of seconds since 2001 is accepted too, and an ISO 8601
+    /// string (what `Document.jsonString` writes for a date).
     @inline(__always) func date(at offset: inout Int) throws(ReadFailure) -> Date {
         var position = offset
-        if try tag(at: &position) == .date {
+        switch try tag(at: &position) {
+        case .date:
             offset = position
             return Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed64(at: &offset)))
+        case .string:
+            offset = position
+            return try isoDate(try rawString(at: &offset))
+        default:
+            return Date(timeIntervalSinceReferenceDate: try double(at: &offset))
         }
-        return Date(timeIntervalSinceReferenceDate: try double(at: &offset))
+    }
+
+    private func isoDate(_ text: String) throws(ReadFailure) -> Date {
+        for style in [Document.iso8601, Date.ISO8601FormatStyle()] {
+            do { return try style.parse(text) } catch { continue }  // the next style may match
+        }
+        throw .mismatch("\"\(text)\" is not an ISO 8601 date")
     }
 
     /// A UUID; its canonical string is accepted too (a document parsed from JSON).

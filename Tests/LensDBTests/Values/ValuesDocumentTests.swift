@@ -78,6 +78,14 @@ import Testing
         #expect(special.float == 2)
     }
 
+    @Test func datesRenderedAsJSONDecodeBackAsDates() throws {
+        let pet = Pet(name: "Rex", age: 3, weight: 1.5, tags: [], born: Date(timeIntervalSince1970: 1_700_000_000.25), owner: nil, visits: [:])
+        let json = try DocumentEncoder().encode(pet).jsonString()
+        #expect(json.contains("2023-11-14T22:13:20.250Z"))
+        #expect(try DocumentDecoder().decode(Pet.self, from: Document(json: json)) == pet)
+        #expect(throws: DecodingError.self) { try DocumentDecoder().decode(Date.self, from: "yesterday") }
+    }
+
     @Test func typedBytesShowAsJSONWithoutTheType() throws {
         let bytes = try ValueEncoder().encode(Address(street: "1 Main St", city: "Paris", zip: nil))
         #expect(try Document(decodingBinary: bytes).jsonString() == #"{"city":"Paris","street":"1 Main St"}"#)

@@ -8,6 +8,15 @@ struct Slim: Codable, Equatable {
     var age: Int
 }
 
+/// Misuses Codable: two values into one single value container.
+struct TwiceWritten: Encodable {
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(1)
+        try container.encode(2)
+    }
+}
+
 struct Chain: Codable, Equatable {
     var next: [Chain]
 }
@@ -131,6 +140,10 @@ func throwsDecodingErrorOrSucceeds(_ body: () throws -> Void) -> Bool {
     @Test func bytesAfterTheValueThrowDataCorrupted() throws {
         let bytes = try ValueEncoder().encode(5) + [0x00]
         #expect(throws: DecodingError.self) { try ValueDecoder().decode(Int.self, from: bytes) }
+    }
+
+    @Test func writingASingleValueContainerTwiceThrows() {
+        #expect(throws: EncodingError.self) { try ValueEncoder().encode(TwiceWritten()) }
     }
 
     @Test func tagsAreTheirOwnRawValuesInMemory() {
