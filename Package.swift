@@ -42,7 +42,7 @@ let package = Package(
         ),
         // Byte-corruption helpers, temporary directories and a reference model,
         // shared by the tests and the crash fuzzer.
-        .target(name: "LensTestSupport", dependencies: ["LensLog"], path: "Tests/LensTestSupport"),
+        .target(name: "LensTestSupport", dependencies: ["LensLog", "LensDB"], path: "Tests/LensTestSupport"),
         // The README's main job: writes a store, reopens it, shows what is in it.
         .executableTarget(name: "lensdb-demo", dependencies: ["LensDB"], path: "Tools/lensdb-demo"),
         // The inspect-and-repair CLI: argument parsing and printing only; the

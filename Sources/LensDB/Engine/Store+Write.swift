@@ -20,7 +20,9 @@ extension Store {
             try checkWritable(side)
             var transaction = Transaction(base: side.head)
             let result = try body(&transaction)
-            guard !transaction.isEmpty else { return (result, nil) }
+            // An empty transaction still returns only once the state it read
+            // is as durable as asked, so `.full` is a barrier either way.
+            guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
             var next = transaction.state
             next.lsn = side.head.lsn + 1
             if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }

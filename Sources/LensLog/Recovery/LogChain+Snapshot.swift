@@ -1,17 +1,21 @@
 extension LogChain {
-    /// The newest snapshot that verifies, loads, and is continued by the logs;
-    /// nil when the logs alone hold the whole history (they start at LSN 1).
-    /// Damaged snapshots are set aside (renamed, never deleted) and reported.
+    /// The newest snapshot that verifies, loads, and whose own log exists;
+    /// nil when the logs alone hold the whole history.
+    ///
+    /// Compaction creates log G before snapshot G takes effect and deletes
+    /// it only after a newer snapshot has, so a snapshot whose log is gone was
+    /// superseded, and falling back to it would skip transactions. Damaged
+    /// snapshots are set aside (renamed, never deleted) and reported.
     func chooseSnapshot(
         listing: StoreDirectory.Listing, report: inout RecoveryReport, load: (SnapshotFile) throws -> Void
     ) throws -> SnapshotSummary? {
         for candidate in listing.snapshots.reversed() {
             do {
                 let snapshot = try SnapshotFile(fileSystem: directory.fileSystem, path: candidate.path)
-                guard try logsContinue(after: snapshot.lastLSN, from: snapshot.generation, listing: listing) else {
+                guard listing.logs.contains(where: { $0.generation == snapshot.generation }) else {
                     report.damagedSnapshots.append(DamagedFile(
                         path: candidate.path, movedTo: nil,
-                        problem: "valid, but no log continues it from LSN \(snapshot.lastLSN + 1)"))
+                        problem: "valid, but its log is gone: a newer snapshot replaced it"))
                     continue
                 }
                 try load(snapshot)
@@ -24,24 +28,24 @@ extension LogChain {
                 report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: movedTo, problem: error.description))
             }
         }
-        guard try logsContinue(after: 0, from: 0, listing: listing) else {
+        guard try listing.snapshots.isEmpty || logsStartAtTheBeginning(listing) else {
             throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots)
         }
         return nil
     }
 
-    /// Whether the first log of generation ≥ `generation` starts at or before
-    /// `lastLSN + 1` (or there is no such log: the snapshot is the whole state).
-    private func logsContinue(after lastLSN: UInt64, from generation: UInt64, listing: StoreDirectory.Listing) throws -> Bool {
-        guard let first = listing.logs.first(where: { $0.generation >= generation }) else { return lastLSN > 0 || listing.snapshots.isEmpty }
-        let file = try directory.fileSystem.openFile(at: first.path, mode: .readOnly)
-        defer { file.close() }
-        let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
-        guard let header = try? head.withUnsafeBytes({ try LogFileHeader(decoding: $0, file: first.path) }) else {
-            // A log cut while new carries no header; the snapshot of the same
-            // generation is what precedes it.
-            return first.generation == generation
+    /// Whether the logs still hold the whole history, from LSN 1: the first
+    /// log with a valid header starts there. Asked only when every snapshot
+    /// failed, since a finished compaction deletes the logs before it.
+    private func logsStartAtTheBeginning(_ listing: StoreDirectory.Listing) throws -> Bool {
+        for log in listing.logs {
+            let file = try directory.fileSystem.openFile(at: log.path, mode: .readOnly)
+            defer { file.close() }
+            let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
+            // A log cut while new holds nothing: look at the next one.
+            guard let header = try? head.withUnsafeBytes({ try LogFileHeader(decoding: $0, file: log.path) }) else { continue }
+            return header.firstLSN == 1
         }
-        return header.firstLSN <= lastLSN + 1
+        return false
     }
 }

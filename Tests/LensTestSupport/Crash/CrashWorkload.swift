@@ -1,0 +1,60 @@
+import LensDB
+
+/// One step of a crash workload.
+public enum CrashStep: Sendable, CustomStringConvertible {
+    /// One transaction, committed with the given durability.
+    case write([ModelOperation], Durability)
+    /// `store.flush()`: everything before it becomes durable.
+    case flush
+    /// `store.compact()`: a snapshot replaces the logs.
+    case compact
+
+    public var description: String {
+        switch self {
+        case let .write(operations, durability): "write \(operations.count) ops \(durability)"
+        case .flush: "flush"
+        case .compact: "compact"
+        }
+    }
+}
+
+/// A random, replayable sequence of transactions, flushes and compactions
+/// over a few tables and root documents, small enough that a power cut can
+/// be tried at every one of its I/O calls.
+public struct CrashWorkload: Sendable {
+    public let seed: UInt64
+    public let steps: [CrashStep]
+
+    public init(seed: UInt64, steps count: Int) {
+        self.seed = seed
+        var random = SeededGenerator(seed: seed)
+        var steps: [CrashStep] = []
+        for _ in 0..<count {
+            switch Int.random(in: 0..<100, using: &random) {
+            case 0..<8: steps.append(.compact)
+            case 8..<14: steps.append(.flush)
+            default:
+                let operations = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.operation(&random) }
+                let durability: Durability = Bool.random(using: &random) ? .full : .buffered
+                steps.append(.write(operations, durability))
+            }
+        }
+        self.steps = steps
+    }
+
+    private static func operation(_ random: inout SeededGenerator) -> ModelOperation {
+        let table = ["people", "orders"][Int.random(in: 0...1, using: &random)]
+        let key = Array("k\(Int.random(in: 0..<12, using: &random))".utf8)
+        switch Int.random(in: 0..<10, using: &random) {
+        case 0..<5:
+            // Sizes cross the compression threshold and sector boundaries.
+            let size = [3, 40, 200, 700][Int.random(in: 0..<4, using: &random)]
+            let fill = UInt8.random(in: 0...255, using: &random)
+            let value = (0..<size).map { UInt8(truncatingIfNeeded: $0 % 7 == 0 ? Int(fill) : $0) }
+            return .put(table: table, key: key, value: value)
+        case 5..<8: return .remove(table: table, key: key)
+        case 8: return .setRoot(name: "settings", value: random.bytes(Int.random(in: 1..<60, using: &random)))
+        default: return .removeRoot(name: "settings")
+        }
+    }
+}
