@@ -1,0 +1,167 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Open after damage, on the simulated file system: what each policy does.
+@Suite struct StoreRecoveryTests {
+    let path = "/s.lensdb"
+
+    func options(_ fileSystem: SimulatedFileSystem, _ policy: RecoveryPolicy = .strict) -> StoreOptions {
+        var options = StoreOptions(recovery: policy)
+        options.fileSystem = fileSystem
+        options.checksInvariants = true
+        options.compactionLogRatio = nil
+        options.log.backgroundSyncInterval = nil
+        return options
+    }
+
+    /// Ten committed transactions in one log; returns the log's path.
+    func storeWithTenCommits(_ fileSystem: SimulatedFileSystem) throws -> String {
+        let store = try Store(at: path, options: options(fileSystem))
+        for index in 0..<10 { try store.write { tx in tx.put(bytes("value \(index)"), for: bytes("\(index)"), in: "t") } }
+        store.close()
+        return try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!.path
+    }
+
+    @Test func flippedByteMidLogFailsStrictOpenWithFileAndOffset() throws {
+        let fileSystem = SimulatedFileSystem()
+        let log = try storeWithTenCommits(fileSystem)
+        var reader = try LogReader(fileSystem: fileSystem, path: log, policy: .strict)
+        var offsets: [Int64] = []
+        while let record = try reader.next() { offsets.append(record.offset) }
+        fileSystem.flip(byteAt: Int(offsets[4]) + LogFormat.frameHeaderSize + 2, inFile: log)
+        #expect(throws: LogError.corruption(file: log, offset: offsets[4], lsn: 5, reason: .checksumMismatch)) {
+            try Store(at: path, options: options(fileSystem))
+        }
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        #expect(salvaged.current.count(in: "t") == 9)
+        #expect(salvaged.current.value(in: "t", key: bytes("4")) == nil)
+        #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [5..<6])
+    }
+
+    @Test func tornTailIsCutQuietlyAndReported() throws {
+        let fileSystem = SimulatedFileSystem()
+        let log = try storeWithTenCommits(fileSystem)
+        let size = fileSystem.contents(of: log)!.count
+        fileSystem.truncate(file: log, to: size - 5)
+        let store = try Store(at: path, options: options(fileSystem))
+        #expect(store.current.count(in: "t") == 9)
+        #expect(store.openStatistics.recovery.tornTails.count == 1)
+        #expect(store.openStatistics.recovery.tornBytes > 0)
+    }
+
+    @Test func damagedSnapshotIsSetAsideAndOpenNamesLogtoolRepair() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        try store.compact()
+        store.close()
+        let snapshot = try StoreDirectory(path: path, fileSystem: fileSystem).list().snapshots.last!.path
+        fileSystem.flip(byteAt: 40, inFile: snapshot)
+        do {
+            _ = try Store(at: path, options: options(fileSystem))
+            Issue.record("open must fail: the logs before the snapshot are gone")
+        } catch let error as RecoveryError {
+            #expect("\(error)".contains("logtool repair"))
+        }
+        let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
+        #expect(listing.setAside == [snapshot + ".damaged"], "set aside, never deleted")
+    }
+
+    @Test func damagedNewestSnapshotFallsBackToThePreviousWhenItsLogsRemain() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("1"), for: bytes("a"), in: "t") }
+        try store.compact()
+        try store.write { tx in tx.put(bytes("2"), for: bytes("b"), in: "t") }
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        // Keep the older generation's files, as a crash between a snapshot's
+        // rename and the deletion of what it replaces would.
+        let kept = try directory.list()
+        let saved = (kept.snapshots + kept.logs).map { ($0.path, fileSystem.contents(of: $0.path)!) }
+        try store.compact()
+        store.close()
+        for (file, contents) in saved where !fileSystem.fileExists(at: file) { fileSystem.setContents(contents, of: file) }
+        let newest = try directory.list().snapshots.last!.path
+        fileSystem.flip(byteAt: 50, inFile: newest)
+        let reopened = try Store(at: path, options: options(fileSystem))
+        #expect(reopened.current.count(in: "t") == 2)
+        #expect(reopened.openStatistics.recovery.damagedSnapshots.first?.movedTo == newest + ".damaged")
+    }
+
+    @Test func failedSyncMakesTheStoreReadOnlyUntilReopened() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("kept"), for: bytes("k"), in: "t") }
+        fileSystem.injectFault(Fault(.failedSync, operations: [.sync], trigger: .nthCall(1)))
+        #expect(throws: StoreError.self) { try store.write { tx in tx.put(bytes("lost"), for: bytes("j"), in: "t") } }
+        #expect(store.failure != nil)
+        fileSystem.clearFaults()
+        // Never retried: the next write fails too, though the disk is fine now.
+        #expect(throws: StoreError.self) { try store.write { tx in tx.put(bytes("x"), for: bytes("x"), in: "t") } }
+        #expect(store.current.count(in: "t") == 1, "reads keep serving the last acknowledged state")
+        store.close()
+        let reopened = try Store(at: path, options: options(fileSystem))
+        try reopened.write { tx in tx.put(bytes("y"), for: bytes("y"), in: "t") }
+        #expect(reopened.current.value(in: "t", key: bytes("k")) != nil)
+    }
+
+    @Test func newerLogVersionIsAClearError() throws {
+        let fileSystem = SimulatedFileSystem()
+        let log = try storeWithTenCommits(fileSystem)
+        var bytes = fileSystem.contents(of: log)!
+        bytes[8] = 2
+        fileSystem.setContents(bytes, of: log)
+        #expect(throws: LogError.unsupportedVersion(file: log, version: 2)) { try Store(at: path, options: options(fileSystem)) }
+    }
+
+    @Test func automaticCompactionRunsWhenTheLogOutgrowsTheSnapshot() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = options(fileSystem)
+        options.compactionLogRatio = 2
+        options.compactionMinimumLogBytes = 4096
+        let store = try Store(at: path, options: options)
+        for index in 0..<200 { try store.write { tx in tx.put(bytes(String(repeating: "x", count: 100)), for: bytes("\(index % 10)"), in: "t") } }
+        var snapshots = 0
+        for _ in 0..<200 where snapshots == 0 {
+            snapshots = try StoreDirectory(path: path, fileSystem: fileSystem).list().snapshots.count
+            usleep(5000)
+        }
+        #expect(snapshots == 1)
+        #expect(store.current.count(in: "t") == 10)
+    }
+
+    @Test func secondProcessHoldingTheLockMakesOpenThrowLocked() throws {
+        let directory = try TemporaryDirectory("lock")
+        defer { directory.remove() }
+        let path = directory.path + "/s.lensdb"
+        try POSIXFileSystem().createDirectory(at: path)
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["--no-fork", path + "/LOCK", "sleep", "30"]
+        try holder.run()
+        defer {
+            kill(holder.processIdentifier, SIGKILL)
+            for _ in 0..<500 where holder.isRunning { usleep(2000) }
+        }
+        var options = StoreOptions()
+        options.compactionLogRatio = nil
+        var outcome: (any Error)?
+        for _ in 0..<200 {
+            do {
+                let store = try Store(at: path, options: options)
+                store.close()
+                usleep(10_000)  // the other process has not taken the lock yet
+            } catch {
+                outcome = error
+                break
+            }
+        }
+        guard case StoreError.locked(let lockedPath, _)? = outcome as? StoreError else {
+            Issue.record("expected StoreError.locked, got \(String(describing: outcome))")
+            return
+        }
+        #expect(lockedPath == path)
+    }
+}
