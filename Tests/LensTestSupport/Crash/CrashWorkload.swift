@@ -25,6 +25,13 @@ public struct CrashWorkload: Sendable {
     public let seed: UInt64
     public let steps: [CrashStep]
 
+    /// A workload of exactly these steps (`seed` only names it in reports).
+    public init(seed: UInt64, steps: [CrashStep]) {
+        self.seed = seed
+        self.steps = steps
+    }
+
+    /// A random workload of `count` steps drawn from `seed`.
     public init(seed: UInt64, steps count: Int) {
         self.seed = seed
         var random = SeededGenerator(seed: seed)
