@@ -66,6 +66,12 @@ public final class LogWriter: @unchecked Sendable {
         var type: RecordType
     }
 
+    struct Waiter {
+        var lsn: UInt64
+        var durability: Durability
+        var signal: Signal
+    }
+
     struct WriterState {
         var queue: [Pending] = []
         var nextLSN: UInt64
@@ -77,6 +83,15 @@ public final class LogWriter: @unchecked Sendable {
         var fullWaiters = 0
         var failure: LogError?
         var statistics = LogWriterStatistics()
+        /// The largest recent group, decaying by one a turn: how many commits
+        /// a leader may expect to gather.
+        var recentGroup = 1
+        /// How long the last sync took, in nanoseconds.
+        var lastSyncNanoseconds = 0
+        /// Set while a leader gathers: `enqueue` raises it once `gatherTarget` records wait.
+        var gathering: (signal: Signal, target: Int)?
+        /// Threads in ``LogWriter/wait(for:durability:)``, each woken alone.
+        var waiters: [Waiter] = []
         /// The log this one continues, until a sync of this log has synced it
         /// first: a sync here must never vouch for records the older file lost.
         var predecessor: LogWriter?
@@ -140,6 +155,7 @@ public final class LogWriter: @unchecked Sendable {
             let lsn = state.nextLSN
             state.nextLSN += 1
             state.queue.append(Pending(lsn: lsn, stored: stored, flags: flags, type: type))
+            if let gathering = state.gathering, state.queue.count >= gathering.target { gathering.signal.raise() }
             return lsn
         }
     }

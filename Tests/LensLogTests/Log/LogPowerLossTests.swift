@@ -24,7 +24,7 @@ import Testing
         fileSystem.powerCut(afterMutatingCalls: cut)
         let outcome = Mutex(Outcome())
         let seed = random.next()
-        DispatchQueue.concurrentPerform(iterations: 4) { thread in
+        runConcurrently(threads: 4) { thread in
             var local = SeededGenerator(seed: seed &+ UInt64(thread))
             for index in 0..<40 {
                 let payload = Array("t\(thread) #\(index) ".utf8) + [UInt8](repeating: UInt8(index), count: Int(local.next() % 700))

@@ -41,7 +41,7 @@ import Testing
     @Test func eightThreadsEachCommitAcknowledgedOnceAndOnDiskInLSNOrder() throws {
         try withLog { writer, path in
             let acknowledged = Mutex<[UInt64: [UInt8]]>([:])
-            DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            runConcurrently(threads: 8) { thread in
                 for index in 0..<100 {
                     let payload = Array("thread \(thread) commit \(index)".utf8)
                     do {

@@ -3,6 +3,9 @@ import Foundation
 
 let workloads: [Workload] = [
     codecWorkload,
+    logWorkload,
+    openWorkload,
+    compactionStallWorkload,
 ]
 
 let chosen = CommandLine.arguments.dropFirst()
