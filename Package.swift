@@ -62,6 +62,6 @@ let package = Package(
         .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
         .testTarget(name: "LensDBTests", dependencies: ["LensDB", "LensTestSupport"]),
         // Runs the built logtool binary: output and exit codes.
-        .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport"]),
+        .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport", "logtool"]),
     ]
 )

@@ -1,8 +1,62 @@
 import ArgumentParser
+import Foundation
 
-@main
+/// `logtool`: argument parsing and printing only; the work is LensDB's
+/// `StoreInspector`, which the tests call directly.
 struct LogTool: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "logtool",
-        abstract: "Inspect, verify, repair and compact LensDB stores.")
+        abstract: "Inspect, verify, repair and compact LensDB stores.",
+        discussion: """
+        Reading subcommands (info, dump, verify) never take the store's lock and \
+        never change a file, so they are safe while a program writes the store. \
+        repair and compact take the lock and refuse while another process holds it.
+
+        Exit codes: 0 success; 1 problems found or the operation failed; 2 usage error.
+
+        Examples:
+          logtool demo /tmp/sample.lensdb
+          logtool info /tmp/sample.lensdb
+          logtool dump /tmp/sample.lensdb --table people --json
+          logtool verify /tmp/sample.lensdb
+          logtool repair /tmp/sample.lensdb --output /tmp/repaired.lensdb
+        """,
+        subcommands: [Info.self, Dump.self, Verify.self, Repair.self, Compact.self, Demo.self])
+}
+
+/// Maps outcomes to logtool's documented exit codes.
+@main
+enum Main {
+    static func main() {
+        do {
+            var command = try LogTool.parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            exit(code.rawValue)
+        } catch {
+            let code = LogTool.exitCode(for: error)
+            if code == .success {
+                print(LogTool.fullMessage(for: error))
+                exit(0)
+            }
+            if code == .validationFailure || error is ValidationError {
+                FileHandle.standardError.write(Data((LogTool.fullMessage(for: error) + "\n").utf8))
+                exit(2)
+            }
+            FileHandle.standardError.write(Data("logtool: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}
+
+/// The options every subcommand shares.
+struct CommonOptions: ParsableArguments {
+    @Argument(help: "The store's directory.")
+    var store: String
+
+    @Flag(help: "Print JSON (JSON lines for dump) instead of text.")
+    var json = false
+
+    @Flag(help: "Print nothing but errors and the result line.")
+    var quiet = false
 }

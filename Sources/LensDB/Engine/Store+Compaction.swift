@@ -50,7 +50,7 @@ extension Store {
             compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
             oldLog.close()
         }
-        let size = try writeSnapshot(of: version, generation: generation, in: directory)
+        let size = try Store.writeSnapshot(of: version, generation: generation, in: directory, compression: options.compression)
         try removeFiles(olderThan: generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size
@@ -75,14 +75,17 @@ extension Store {
         }
     }
 
-    /// Steps 4–5. Entries are written in key order, so equal states give
-    /// equal snapshots. Returns the snapshot's size.
-    private func writeSnapshot(of state: StoreState, generation: UInt64, in directory: StoreDirectory) throws -> Int64 {
+    /// Steps 4–5: writes, syncs and renames `snapshot-<generation>.snap`.
+    /// Entries are written in key order, so equal states give equal
+    /// snapshots. Returns the snapshot's size. Also used by `logtool repair`.
+    static func writeSnapshot(
+        of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression
+    ) throws -> Int64 {
         let path = directory.snapshotPath(generation: generation)
         let temporary = path + StoreDirectory.temporarySuffix
         let writer = try SnapshotWriter(
             fileSystem: directory.fileSystem, path: temporary, generation: generation,
-            lastLSN: state.lsn, compression: options.compression == .lz4)
+            lastLSN: state.lsn, compression: compression == .lz4)
         for (id, name) in state.tableNames.enumerated() {
             try writer.addTable(id: UInt64(id), name: name)
             let entries = state.entries(in: name)

@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LensLog
 
 extension Store {
@@ -65,13 +72,24 @@ extension Store {
         try fileSystem.syncDirectory(at: parentDirectory(of: path))
     }
 
+    /// Takes the store's lock, trying for up to 200 ms: a process that spawns
+    /// a child lends it every descriptor between fork and exec, so a lock
+    /// just released can look held for a moment.
     private static func takeLock(_ directory: StoreDirectory) throws -> any FileLock {
-        do {
-            return try directory.fileSystem.lockFile(at: directory.lockPath)
-        } catch let error as StorageError where error.code == .locked {
-            throw StoreError.locked(path: directory.path, holder: error.lockHolder)
+        var attempt = 0
+        while true {
+            do {
+                return try directory.fileSystem.lockFile(at: directory.lockPath)
+            } catch let error as StorageError where error.code == .locked {
+                attempt += 1
+                guard attempt < lockAttempts else { throw StoreError.locked(path: directory.path, holder: error.lockHolder) }
+                var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+                nanosleep(&pause, nil)
+            }
         }
     }
+
+    static let lockAttempts = 20
 
     /// A temporary file is a snapshot whose compaction never finished.
     private static func removeTemporaries(_ listing: inout StoreDirectory.Listing, _ directory: StoreDirectory) throws {

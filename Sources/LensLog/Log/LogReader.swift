@@ -124,7 +124,8 @@ public struct LogReader: Sendable {
             Resync.scan($0, from: includingHere ? damageAt : damageAt + 1, expecting: expectedLSN, seed: seed)
         }
         guard let proof = scan.proof else {
-            let dropped = Int64(scan.lastNonZero.map { $0 + 1 - damageAt } ?? 0)
+            // Zero fill is not data: count up to the last non-zero byte after the damage.
+            let dropped = Int64(scan.lastNonZero.map { max(0, $0 + 1 - damageAt) } ?? 0)
             end = dropped == 0 && reason == .zeroedRegion
                 ? .clean(offset: Int64(damageAt))
                 : .tornTail(offset: Int64(damageAt), bytesDropped: dropped, reason: reason)

@@ -36,6 +36,7 @@ func withTemporaryStore(
             #expect(try state.root(named: "settings")?.bytes() == bytes("{}"))
             #expect(state.lsn == 2)
             #expect(reopened.openStatistics.recovery.recordsReplayed == 2)
+            #expect(reopened.openStatistics.recovery.tornTails.isEmpty, "a clean close leaves no torn tail")
         }
     }
 

@@ -23,6 +23,15 @@ import Testing
         #expect(result.end == .clean(offset: Int64(log.bytes.count)))
     }
 
+    @Test func logEndingExactlyAfterItsLastRecordIsACleanEnd() {
+        let (log, _) = LogBytes.golden()
+        #expect(readAll(log.bytes).end == .clean(offset: Int64(log.bytes.count)))
+        var empty = LogBytes()
+        #expect(readAll(empty.bytes).end == .clean(offset: Int64(LogFormat.fileHeaderSize)))
+        empty.append([])
+        #expect(readAll(empty.bytes).end == .clean(offset: Int64(empty.bytes.count)))
+    }
+
     @Test func zeroFilledTailIsACleanEnd() {
         var (log, payloads) = LogBytes.golden()
         let end = log.bytes.count

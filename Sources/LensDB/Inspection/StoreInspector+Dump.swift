@@ -1,0 +1,96 @@
+import LensLog
+
+/// One transaction as `logtool dump` prints it.
+public struct DumpedTransaction: Codable, Sendable {
+    public struct DumpedOperation: Codable, Sendable {
+        /// put, remove, setRoot, removeRoot.
+        public var op: String
+        public var table: String?
+        public var root: String?
+        public var key: RenderedValue?
+        public var value: RenderedValue?
+    }
+
+    public var lsn: UInt64
+    public var file: String
+    public var offset: Int64
+    public var size: Int
+    public var operations: [DumpedOperation]
+    /// Set when the record verifies but is not a valid transaction.
+    public var problem: String?
+}
+
+/// One item of a snapshot as `logtool dump --snapshot` prints it.
+public struct DumpedItem: Codable, Sendable {
+    public var table: String?
+    public var root: String?
+    public var key: RenderedValue?
+    public var value: RenderedValue
+}
+
+extension StoreInspector {
+    /// Calls `body` with each transaction in the logs, in LSN order, from
+    /// `from` to `to` and, when `table` is set, only those touching it.
+    /// Damage is skipped as `.salvage` would, so a damaged store still dumps.
+    /// - Throws: ``InspectionError``, ``LogError`` for a log this version cannot read, or what `body` throws.
+    public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
+        for log in try listing().logs {
+            guard var reader = try? LogReader(bytes: read(log.path), path: log.path, policy: .salvage) else { continue }
+            while let record = try reader.next() {
+                guard record.lsn >= from, record.lsn <= to else { continue }
+                let dumped = Self.dumped(record, file: log.path)
+                if let table, !dumped.operations.contains(where: { $0.table == table }) { continue }
+                try body(dumped)
+            }
+        }
+    }
+
+    /// Calls `body` with every item of the newest valid snapshot.
+    /// - Throws: ``InspectionError/notAStore(path:reason:)`` when there is no valid snapshot.
+    public func dumpSnapshot(table: String? = nil, _ body: (DumpedItem) throws -> Void) throws {
+        for candidate in try listing().snapshots.reversed() {
+            guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path) else { continue }
+            var tables: [UInt64: String] = [:]
+            try snapshot.forEachItem { item in
+                switch item {
+                case let .table(id, name): tables[id] = name
+                case let .entry(id, key, value) where table == nil || tables[id] == table:
+                    try body(DumpedItem(table: tables[id], key: RenderedValue(key), value: RenderedValue(value)))
+                case let .root(name, value) where table == nil:
+                    try body(DumpedItem(root: name, value: RenderedValue(value)))
+                default: break
+                }
+            }
+            return
+        }
+        throw InspectionError.notAStore(path: path, reason: "it has no valid snapshot")
+    }
+
+    static func dumped(_ record: LogRecord, file: String) -> DumpedTransaction {
+        var dumped = DumpedTransaction(lsn: record.lsn, file: file, offset: record.offset, size: record.frameSize, operations: [])
+        guard let operations = TransactionFormat.decode(record.payload) else {
+            dumped.problem = "the record verifies but is not a valid transaction"
+            return dumped
+        }
+        dumped.operations = operations.map { Self.dumped($0) }
+        return dumped
+    }
+
+    private static func dumped(_ operation: Operation) -> DumpedTransaction.DumpedOperation {
+        let encoded = { (value: StoredValue) in RenderedValue((try? value.bytes()) ?? []) }
+        switch operation {
+        case let .put(table, key, value): return .init(op: "put", table: table, key: RenderedValue(key), value: encoded(value))
+        case let .remove(table, key): return .init(op: "remove", table: table, key: RenderedValue(key))
+        case let .setRoot(name, value): return .init(op: "setRoot", root: name, value: encoded(value))
+        case let .removeRoot(name): return .init(op: "removeRoot", root: name)
+        }
+    }
+}
+
+extension DumpedTransaction.DumpedOperation {
+    /// `put people[1] = {...}`, `setRoot settings = {...}`.
+    public var text: String {
+        let target = table.map { "\($0)[\(key?.text ?? "")]" } ?? root ?? ""
+        return value.map { "\(op) \(target) = \($0.text)" } ?? "\(op) \(target)"
+    }
+}

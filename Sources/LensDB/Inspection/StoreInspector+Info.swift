@@ -1,0 +1,137 @@
+import LensLog
+
+/// What `logtool info` prints.
+public struct InfoReport: Codable, Sendable {
+    public struct FileInfo: Codable, Sendable {
+        /// snapshot, log, temporary, damaged, unknown.
+        public var role: String
+        public var name: String
+        public var size: Int64
+        public var formatVersion: UInt32?
+        public var generation: UInt64?
+        /// Snapshot: its last LSN. Log: its first and last LSN.
+        public var firstLSN: UInt64?
+        public var lastLSN: UInt64?
+        public var records: Int?
+        /// Stored bytes / decompressed bytes of the payloads (logs) or chunks.
+        public var compressionRatio: Double?
+        /// What is wrong with the file, if anything.
+        public var problem: String?
+    }
+
+    public struct TableInfo: Codable, Sendable {
+        public var name: String
+        public var entries: Int
+    }
+
+    public var path: String
+    public var files: [FileInfo]
+    public var tables: [TableInfo]
+    public var roots: [String]
+    public var lastLSN: UInt64
+    /// What open would do now: torn bytes cut, damage, orphaned logs; or why it would fail.
+    public var recovery: [String]
+    public var opensCleanly: Bool
+}
+
+extension StoreInspector {
+    /// The store's files and their roles, versions, LSN ranges, sizes and
+    /// compression; its tables and root documents; what recovery would do now.
+    /// - Throws: ``InspectionError/notAStore(path:reason:)``.
+    public func info() throws -> InfoReport {
+        let listing = try listing()
+        var files = try listing.snapshots.map { try snapshotInfo($0.path) } + listing.logs.map { try logInfo($0.path) }
+        files += listing.temporaries.map { FileInfo(role: "temporary", name: $0) }
+        files += listing.setAside.map { FileInfo(role: "damaged", name: $0) }
+        files += listing.unknown.map { FileInfo(role: "unknown", name: $0) }
+        var report = InfoReport(path: path, files: files, tables: [], roots: [], lastLSN: 0, recovery: [], opensCleanly: true)
+        do {
+            let (state, recovery) = try recoveredState(policy: .strict)
+            report.tables = state.tableNames.map { .init(name: $0, entries: state.count(in: $0)) }
+            report.roots = state.rootNames
+            report.lastLSN = state.lsn
+            report.recovery = describe(recovery)
+        } catch {
+            report.opensCleanly = false
+            report.recovery = ["open would fail: \(error)"]
+        }
+        return report
+    }
+
+    private func snapshotInfo(_ file: String) throws -> InfoReport.FileInfo {
+        let bytes = try read(file)
+        var info = FileInfo(role: "snapshot", name: file, size: Int64(bytes.count))
+        do {
+            let snapshot = try SnapshotFile(bytes: bytes, path: file)
+            info.formatVersion = bytes.littleEndianUInt32(at: 8)
+            info.generation = snapshot.generation
+            info.lastLSN = snapshot.lastLSN
+            var raw = 0
+            try snapshot.forEachItem { item in raw += item.approximateSize }
+            info.records = Int(snapshot.itemCount)
+            info.compressionRatio = raw > 0 ? Double(bytes.count) / Double(raw) : nil
+        } catch {
+            info.problem = "\(error)"
+        }
+        return info
+    }
+
+    private func logInfo(_ file: String) throws -> InfoReport.FileInfo {
+        let bytes = try read(file)
+        var info = FileInfo(role: "log", name: file, size: Int64(bytes.count))
+        do {
+            var reader = try LogReader(bytes: bytes, path: file, policy: .salvage)
+            info.formatVersion = reader.header.version
+            info.generation = reader.header.generation
+            info.firstLSN = reader.header.firstLSN
+            var records = 0, stored = 0, raw = 0
+            while let record = try reader.next() {
+                records += 1
+                stored += record.frameSize - LogFormat.frameHeaderSize
+                raw += record.payload.count
+            }
+            info.records = records
+            info.lastLSN = records > 0 ? reader.nextLSN - 1 : nil
+            info.compressionRatio = raw > 0 ? Double(stored) / Double(raw) : nil
+            if !reader.dropped.isEmpty { info.problem = "damage: \(reader.dropped.count) range(s) would be dropped by salvage" }
+        } catch {
+            info.problem = "\(error)"
+        }
+        return info
+    }
+
+    func describe(_ recovery: RecoveryReport) -> [String] {
+        var lines = ["replays \(recovery.recordsReplayed) records" + (recovery.snapshot.map { " after the snapshot at LSN \($0.lastLSN)" } ?? "")]
+        lines += recovery.tornTails.map { "cuts a torn tail of \($0.bytesDropped) bytes at offset \($0.offset) of \($0.file) (unsynced writes of a crash)" }
+        lines += recovery.orphanedLogs.map { "removes \($0): it starts past a torn point and holds only unsynced records" }
+        lines += recovery.obsoleteLogs.map { "removes \($0): the snapshot covers it" }
+        lines += recovery.damagedSnapshots.map { "sets aside \($0.path): \($0.problem)" }
+        return lines
+    }
+}
+
+typealias FileInfo = InfoReport.FileInfo
+
+extension InfoReport.FileInfo {
+    init(role: String, name: String, size: Int64 = 0) {
+        self.init(role: role, name: name, size: size, formatVersion: nil, generation: nil, firstLSN: nil,
+                  lastLSN: nil, records: nil, compressionRatio: nil, problem: nil)
+    }
+}
+
+extension SnapshotItem {
+    /// The item's size in the item stream, near enough for a ratio.
+    var approximateSize: Int {
+        switch self {
+        case let .table(_, name): 2 + name.utf8.count
+        case let .entry(_, key, value): 4 + key.count + value.count
+        case let .root(name, value): 3 + name.utf8.count + value.count
+        }
+    }
+}
+
+extension Array where Element == UInt8 {
+    func littleEndianUInt32(at offset: Int) -> UInt32 {
+        (0..<4).reduce(UInt32(0)) { $0 | UInt32(self[offset + $1]) << (8 * UInt32($1)) }
+    }
+}

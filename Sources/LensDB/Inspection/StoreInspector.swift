@@ -1,0 +1,97 @@
+import Foundation
+import LensLog
+
+/// Looks inside a store without the program's types: the library behind
+/// `logtool`. Reads never take the store's lock and never change a file;
+/// ``repair(to:)``, ``repairInPlace()`` and ``compact()`` take the lock and
+/// refuse while another process holds it.
+///
+/// Thread-safety: a value type; each call opens the files it needs.
+public struct StoreInspector: Sendable {
+    public let path: String
+    let fileSystem: any FileSystem
+    var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
+
+    public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
+        self.path = path
+        self.fileSystem = fileSystem
+    }
+
+    /// Lists the store's files, or says why `path` is not a store.
+    /// - Throws: ``InspectionError/notAStore(path:reason:)``.
+    func listing() throws -> StoreDirectory.Listing {
+        guard fileSystem.fileExists(at: path) else { throw InspectionError.notAStore(path: path, reason: "it does not exist") }
+        let listing: StoreDirectory.Listing
+        do {
+            listing = try directory.list()
+        } catch {
+            throw InspectionError.notAStore(path: path, reason: "it is not a readable directory (\(error))")
+        }
+        guard !listing.logs.isEmpty || !listing.snapshots.isEmpty || !listing.setAside.isEmpty else {
+            throw InspectionError.notAStore(path: path, reason: "it holds no LensDB log or snapshot")
+        }
+        return listing
+    }
+
+    func read(_ file: String) throws -> [UInt8] {
+        let handle = try fileSystem.openFile(at: file, mode: .readOnly)
+        defer { handle.close() }
+        return try handle.readAll()
+    }
+
+    /// The store's state as open would recover it, without the lock and without changing a file.
+    func recoveredState(policy: RecoveryPolicy) throws -> (StoreState, RecoveryReport) {
+        var state = StoreState()
+        let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: false)
+        let report = try chain.recover(listing: listing(), loadSnapshot: { state = try Store.loadState(from: $0) }, apply: { record, file in
+            try Store.replay(record, from: file, into: &state)
+        })
+        return (state, report)
+    }
+}
+
+/// Why `logtool` could not do what it was asked.
+public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible {
+    case notAStore(path: String, reason: String)
+    /// Another process writes the store; `repair` and `compact` need it closed.
+    case locked(path: String, holder: Int32?)
+    /// `repair --output` will not overwrite anything.
+    case outputExists(path: String)
+
+    public var description: String {
+        switch self {
+        case let .notAStore(path, reason): "\(path) is not a LensDB store: \(reason)"
+        case let .locked(path, holder):
+            "\(path) is in use by \(holder.map { "process \($0)" } ?? "another process"); close it there, then retry"
+        case let .outputExists(path): "\(path) already exists; choose a new output path"
+        }
+    }
+}
+
+/// A stored value shown without its type: the decoded document, or its bytes
+/// in hex when they are not in the value encoding.
+public struct RenderedValue: Codable, Sendable, Equatable {
+    public var json: Document?
+    public var hex: String?
+
+    public init(_ bytes: [UInt8]) {
+        if let document = try? Document(decodingBinary: bytes) {
+            json = document
+        } else {
+            hex = bytes.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// One line of text: the JSON, or `0x…` for bytes that do not decode.
+    public var text: String { json?.jsonString() ?? "0x" + (hex ?? "") }
+}
+
+/// JSON as `logtool --json` prints it: sorted keys, ISO 8601 dates, and
+/// NaN / ±infinity as strings so that every value prints.
+public func inspectionJSON<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
+    encoder.dateEncodingStrategy = .iso8601
+    encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
+    return String(decoding: try encoder.encode(value), as: UTF8.self)
+}

@@ -1,0 +1,64 @@
+import Foundation
+import LensDB
+import LensTestSupport
+
+/// Runs the built `logtool` (it sits beside the test bundle) and returns its
+/// exit status and output.
+func logtool(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("logtool")
+    let process = Process()
+    process.executableURL = binary
+    process.arguments = arguments
+    let out = Pipe(), err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let outData = out.fileHandleForReading.readDataToEndOfFile()
+    let errData = err.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+}
+
+/// Golden stores, made by the library in a temporary directory.
+struct GoldenStores {
+    let directory: TemporaryDirectory
+
+    init() throws { directory = try TemporaryDirectory("logtool") }
+
+    /// The demo store; `compacted` moves its state into a snapshot first.
+    func healthy(_ name: String = "healthy", compacted: Bool = false) throws -> String {
+        let path = "\(directory.path)/\(name).lensdb"
+        try DemoStore.write(at: path)
+        if compacted {
+            let store = try Store(at: path)
+            let encoder = ValueEncoder()
+            try store.write { tx in tx.put(try encoder.encode("after"), for: try encoder.encode(1), in: "extra") }
+            try store.compact()
+            store.close()
+        }
+        return path
+    }
+
+    func logPath(_ store: String) throws -> String {
+        try StoreDirectory(path: store, fileSystem: POSIXFileSystem()).list().logs.last!.path
+    }
+
+    func snapshotPath(_ store: String) throws -> String {
+        try StoreDirectory(path: store, fileSystem: POSIXFileSystem()).list().snapshots.last!.path
+    }
+
+    /// Rewrites a file through `change`.
+    func edit(_ file: String, _ change: (inout [UInt8]) -> Void) throws {
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        change(&bytes)
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+    }
+
+    /// Offsets of the records in a log.
+    func recordOffsets(_ log: String) throws -> [Int] {
+        var reader = try LogReader(fileSystem: POSIXFileSystem(), path: log, policy: .strict)
+        var offsets: [Int] = []
+        while let record = try reader.next() { offsets.append(Int(record.offset)) }
+        return offsets
+    }
+}

@@ -1,0 +1,16 @@
+import ArgumentParser
+import LensDB
+
+struct Compact: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Compact a closed store: one snapshot replaces its logs. Takes the store's lock.")
+
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let report = try StoreInspector(path: options.store).compact()
+        if options.json { return try printJSON(report) }
+        let size = report.files.filter { $0.role == "snapshot" }.reduce(Int64(0)) { $0 + $1.size }
+        print("compacted \(report.path): snapshot of \(size) bytes through LSN \(report.lastLSN)")
+    }
+}

@@ -1,0 +1,46 @@
+import ArgumentParser
+import LensDB
+
+struct Dump: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print each transaction (or the snapshot's state) with values as JSON.",
+        discussion: "Damaged records are skipped as salvage would; `logtool verify` reports them.")
+
+    @OptionGroup var options: CommonOptions
+
+    @Option(help: "The first LSN to print.")
+    var from: UInt64 = 0
+
+    @Option(help: "The last LSN to print.")
+    var to: UInt64 = .max
+
+    @Option(help: "Only transactions (or snapshot entries) of this table.")
+    var table: String?
+
+    @Flag(help: "Dump the newest valid snapshot's state instead of the logs.")
+    var snapshot = false
+
+    func validate() throws {
+        guard from <= to else { throw ValidationError("--from \(from) is after --to \(to)") }
+    }
+
+    func run() throws {
+        let inspector = StoreInspector(path: options.store)
+        if snapshot {
+            try inspector.dumpSnapshot(table: table) { item in
+                if options.json { try printJSON(item, pretty: false); return }
+                let target = item.table.map { "\($0)[\(item.key?.text ?? "")]" } ?? "root \(item.root ?? "")"
+                print("\(target) = \(item.value.text)")
+            }
+            return
+        }
+        try inspector.dump(from: from, to: to, table: table) { transaction in
+            if options.json { try printJSON(transaction, pretty: false); return }
+            print("LSN \(transaction.lsn)  \(transaction.file) @ \(transaction.offset) (\(transaction.size) bytes)")
+            if let problem = transaction.problem { print("  ! \(problem)") }
+            for operation in transaction.operations where table == nil || operation.table == table {
+                print("  \(operation.text)")
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import LensDB
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show a store's files, versions, LSN ranges, tables and what recovery would do.")
+
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let report = try StoreInspector(path: options.store).info()
+        if options.json {
+            try printJSON(report)
+        } else {
+            printText(report)
+        }
+        if !report.opensCleanly { throw ExitCode(1) }
+    }
+
+    private func printText(_ report: InfoReport) {
+        print("store \(report.path): last LSN \(report.lastLSN)")
+        print("files:")
+        for file in report.files {
+            var line = "  \(file.role) \(file.name) (\(file.size) bytes"
+            if let version = file.formatVersion { line += ", format v\(version)" }
+            if let generation = file.generation { line += ", generation \(generation)" }
+            if file.role == "log", let first = file.firstLSN {
+                line += ", LSN \(first)…\(file.lastLSN.map(String.init) ?? "(empty)"), \(file.records ?? 0) records"
+            }
+            if file.role == "snapshot", let last = file.lastLSN { line += ", through LSN \(last), \(file.records ?? 0) items" }
+            if let ratio = file.compressionRatio { line += String(format: ", stored/raw %.2f", ratio) }
+            print(line + ")" + (file.problem.map { " — \($0)" } ?? ""))
+        }
+        print("tables:")
+        for table in report.tables { print("  \(table.name): \(table.entries) entries") }
+        print("root documents: \(report.roots.isEmpty ? "none" : report.roots.joined(separator: ", "))")
+        print("recovery now:")
+        for line in report.recovery { print("  \(line)") }
+    }
+}

@@ -1,0 +1,35 @@
+import ArgumentParser
+import LensDB
+
+struct Repair: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a consistent store from everything that verifies, and say what was lost.",
+        discussion: """
+        Never edits its input: --output writes a new store; --in-place builds the \
+        repaired store beside the original, then moves the original to \
+        STORE.backup-<time> and says so. Takes the store's lock.
+        """)
+
+    @OptionGroup var options: CommonOptions
+
+    @Option(help: "Where to write the repaired store (must not exist).")
+    var output: String?
+
+    @Flag(help: "Replace the store, keeping the original as a backup beside it.")
+    var inPlace = false
+
+    func validate() throws {
+        guard (output != nil) != inPlace else { throw ValidationError("give exactly one of --output NEW and --in-place") }
+    }
+
+    func run() throws {
+        let inspector = StoreInspector(path: options.store)
+        let report = try output.map { try inspector.repair(to: $0) } ?? inspector.repairInPlace()
+        if options.json { return try printJSON(report) }
+        print("repaired store: \(report.output) (\(report.entries) items, last LSN \(report.lastLSN), \(report.recordsReplayed) log records kept)")
+        if let backup = report.backup { print("original moved to: \(backup)") }
+        if report.tornBytes > 0 { print("cut \(report.tornBytes) bytes of torn tails (unsynced writes of a crash)") }
+        print(report.lost.isEmpty ? "nothing lost" : "lost:")
+        for line in report.lost { print("  \(line)") }
+    }
+}

@@ -1,0 +1,26 @@
+import ArgumentParser
+import LensDB
+
+struct Verify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Read every byte and check every checksum, LSN and value; end with OK or N problems found.",
+        discussion: "Torn tails are notes, not problems: a crash cuts unsynced writes, and open drops them quietly.")
+
+    @OptionGroup var options: CommonOptions
+
+    func run() throws {
+        let progress = Progress("verify", quiet: options.quiet)
+        let report = try StoreInspector(path: options.store).verify(progress: progress.update)
+        if options.json {
+            try printJSON(report)
+        } else {
+            if !options.quiet {
+                for note in report.notes { print("note: \(note)") }
+                for problem in report.problems { print("problem: \(problem)") }
+                print("checked \(report.bytesRead) bytes, \(report.recordsChecked) records, \(report.valuesChecked) values")
+            }
+            print(report.isOK ? "OK" : "\(report.problems.count) problem\(report.problems.count == 1 ? "" : "s") found")
+        }
+        if !report.isOK { throw ExitCode(1) }
+    }
+}
