@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Dispatch
 import LensLog
 import Synchronization
@@ -101,8 +108,9 @@ public final class Store: Sendable {
         do { try log.flush() } catch { throw fail(error) }
     }
 
-    /// Flushes, closes the log and releases the lock. Later writes throw
-    /// ``StoreError/closed(path:)``; reads keep working. Idempotent.
+    /// Flushes, closes the log, waits for a running compaction to finish and
+    /// releases the lock. Later writes throw ``StoreError/closed(path:)``;
+    /// reads keep working. Idempotent.
     public func close() {
         let log: LogWriter? = writer.withLock { side in
             defer { side.log = nil; side.closed = true }
@@ -112,6 +120,12 @@ public final class Store: Sendable {
         // commit is already durable, and `.buffered` ones promised no more.
         try? log?.flush()
         log?.close()
+        // The next owner of the lock must not meet this store's compaction
+        // still writing its snapshot or deleting files.
+        while compaction.withLock({ $0.running }) {
+            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
+            nanosleep(&pause, nil)
+        }
         lock?.unlock()
     }
 
