@@ -1,5 +1,6 @@
 import Foundation
 import LensDB
+import LensTestSupport
 import Testing
 
 @Suite struct LogtoolTests {
@@ -150,14 +151,8 @@ import Testing
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
         let store = try stores.healthy()
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["--no-fork", store + "/LOCK", "sleep", "30"]
-        try holder.run()
-        defer {
-            kill(holder.processIdentifier, SIGKILL)
-            for _ in 0..<500 where holder.isRunning { usleep(2000) }
-        }
+        let holder = try LockHolder(lockFile: store + "/LOCK")
+        defer { holder.release() }
         var refused = false
         for _ in 0..<200 where !refused {
             let result = try logtool("compact", store)

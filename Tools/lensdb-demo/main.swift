@@ -3,58 +3,36 @@
 import Foundation
 import LensDB
 
-struct Person: Codable {
-    var id: Int64
-    var name: String
-    var city: String
-    var age: Int
-}
-
-struct Settings: Codable {
-    var theme: String
-    var launches: Int
-}
-
 let path = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "lensdb-demo.lensdb"
-let encoder = ValueEncoder()
 
 do {
-    // 1. Write: one transaction puts three people and the settings document.
-    let store = try Store(at: path)
-    let launches = try store.current.root(named: "settings")
-        .map { try ValueDecoder().decode(Settings.self, from: $0.bytes()).launches } ?? 0
-    let people = [
-        Person(id: 1, name: "Alice", city: "Paris", age: 34),
-        Person(id: 2, name: "Bob", city: "Lyon", age: 27),
-        Person(id: 3, name: "Chloé", city: "Paris", age: 41),
-    ]
-    try store.write { tx in
-        for person in people {
-            tx.put(try encoder.encode(person), for: try encoder.encode(person.id), in: "people")
-        }
-        tx.setRoot(.encoded(try encoder.encode(Settings(theme: "dark", launches: launches + 1))), named: "settings")
-    }
-    print("wrote 3 people and the settings to \(path) (durable: the write returned after fdatasync)")
-    store.close()
+    // 1. Write: three transactions (people, orders, a settings document), each
+    //    durable when it returns: the log was fdatasync'ed.
+    let lastLSN = try DemoStore.write(at: path)
+    print("wrote people, orders and the settings document to \(path) (last LSN \(lastLSN))")
 
     // 2. Reopen: the snapshot (if any) is loaded and the log replayed.
-    let reopened = try Store(at: path)
-    let statistics = reopened.openStatistics
-    print("reopened in \(String(format: "%.1f", statistics.seconds * 1000)) ms: \(statistics.recovery.recordsReplayed) records replayed, \(statistics.items) items, last LSN \(reopened.current.lsn)")
+    let store = try Store(at: path)
+    defer { store.close() }
+    let statistics = store.openStatistics
+    print(String(format: "reopened in %.1f ms: ", statistics.seconds * 1000)
+        + "\(statistics.recovery.recordsReplayed) records replayed, \(statistics.items) items")
 
     // 3. Show what is in it, as JSON, without the program's types.
-    let state = reopened.current
+    let state = store.current
     for table in state.tableNames {
         print("table \(table):")
         for (key, value) in state.entries(in: table).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let keyJSON = try Document(decodingBinary: key).jsonString()
-            print("  \(keyJSON) → \(try Document(decodingBinary: value.bytes()).jsonString())")
+            print("  \(RenderedValue(key).text) → \(RenderedValue(try value.bytes()).text)")
         }
     }
     for name in state.rootNames {
-        print("root \(name): \(try Document(decodingBinary: state.root(named: name)!.bytes()).jsonString())")
+        print("root \(name): \(RenderedValue(try state.root(named: name)!.bytes()).text)")
     }
-    reopened.close()
+    if statistics.recovery.recordsReplayed > 30 {
+        try store.compact()
+        print("compacted: the next open loads one snapshot instead of replaying the log")
+    }
 } catch {
     FileHandle.standardError.write(Data("lensdb-demo: \(error)\n".utf8))
     exit(1)

@@ -137,14 +137,8 @@ import Testing
         defer { directory.remove() }
         let path = directory.path + "/s.lensdb"
         try POSIXFileSystem().createDirectory(at: path)
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["--no-fork", path + "/LOCK", "sleep", "30"]
-        try holder.run()
-        defer {
-            kill(holder.processIdentifier, SIGKILL)
-            for _ in 0..<500 where holder.isRunning { usleep(2000) }
-        }
+        let holder = try LockHolder(lockFile: path + "/LOCK")
+        defer { holder.release() }
         var options = StoreOptions()
         options.compactionLogRatio = nil
         var outcome: (any Error)?
