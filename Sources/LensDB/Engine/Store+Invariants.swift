@@ -16,13 +16,15 @@ extension Store {
     /// - Throws: ``InvariantViolation`` naming the broken one.
     public func checkInvariants() throws {
         let visible = current
-        let (head, log, generation) = writer.withLock { ($0.head, $0.log, $0.generation) }
+        // Read together under the writers' lock: a commit in between would
+        // move the log ahead of a head read earlier.
+        let (head, log, generation, nextLSN) = writer.withLock { ($0.head, $0.log, $0.generation, $0.log?.nextLSN) }
         func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
             if !condition { throw InvariantViolation(description: message()) }
         }
         try check(visible.lsn <= head.lsn, "published LSN \(visible.lsn) ahead of head \(head.lsn)")
         if let log {
-            try check(log.nextLSN == head.lsn + 1, "log next LSN \(log.nextLSN) does not follow head \(head.lsn)")
+            try check(nextLSN == head.lsn + 1, "log next LSN \(nextLSN ?? 0) does not follow head \(head.lsn)")
             try check(log.header.generation == generation, "log generation \(log.header.generation) is not the store's \(generation)")
         }
         for name in visible.tableNames {

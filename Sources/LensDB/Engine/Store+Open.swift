@@ -33,14 +33,20 @@ extension Store {
         }
         do {
             var listing = try directory.list()
+            let closedCleanly = try !options.readOnly && takeClosedMarker(directory)
             if !options.readOnly { try removeTemporaries(&listing, directory) }
             var state = StoreState()
+            var unproven: [LogRecord] = []
             let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
+                unproven = []
             }, apply: { record, file in
                 try replay(record, from: file, into: &state)
+                unproven.removeAll { $0.lsn <= record.syncedLSN }
+                unproven.append(record)
             })
+            unproven.removeAll { $0.lsn <= report.provenLSN }
             var opened = Opened(
                 state: state, log: nil, generation: listing.newestGeneration, lock: lock,
                 statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0),
@@ -50,11 +56,45 @@ extension Store {
                 // The next log is created by the first write: an open that
                 // only reads costs no file creation and no sync.
                 opened.generation += 1
+                if !closedCleanly && !unproven.isEmpty {
+                    opened.log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
+                }
             }
             opened.statistics.seconds = (ContinuousClock.now - started).seconds
             return opened
         } catch {
             lock?.unlock()
+            throw error
+        }
+    }
+
+    /// Whether the last session closed cleanly; removes the marker, so that
+    /// if this session does not, the next open knows.
+    private static func takeClosedMarker(_ directory: StoreDirectory) throws -> Bool {
+        guard directory.fileSystem.fileExists(at: directory.closedMarkerPath) else { return false }
+        try directory.fileSystem.removeFile(at: directory.closedMarkerPath)
+        return true
+    }
+
+    /// After an unclean end (a crash, or a failed write or sync), the last
+    /// records read may exist only in this boot's page cache: after a failed
+    /// fsync, Linux may never write them, and a new commit must not build on
+    /// them. So they are written again, into a new log that starts at the
+    /// first unproven LSN, and synced before the store opens. Later opens
+    /// read the new log in place of the old tail (`LogChain` caps a log at
+    /// the next one's first LSN).
+    private static func relog(
+        _ records: [LogRecord], from provenLSN: UInt64, generation: UInt64, in directory: StoreDirectory, options: StoreOptions
+    ) throws -> LogWriter {
+        let log = try LogWriter.create(
+            fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
+            generation: generation, firstLSN: provenLSN + 1, options: logOptions(options))
+        do {
+            for record in records { _ = try log.enqueue(record.payload, type: record.type) }
+            try log.flush()
+            return log
+        } catch {
+            log.close()
             throw error
         }
     }
@@ -66,9 +106,16 @@ extension Store {
         return log
     }
 
+    /// Creates the store's directory and makes its entry durable. A directory
+    /// that holds no snapshot or log yet gets its entry synced again: an
+    /// earlier open may have created it and failed before that sync.
     private static func createStoreDirectory(_ path: String, fileSystem: any FileSystem) throws {
-        guard !fileSystem.fileExists(at: path) else { return }
-        try fileSystem.createDirectory(at: path)
+        if fileSystem.fileExists(at: path) {
+            let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
+            guard listing.logs.isEmpty && listing.snapshots.isEmpty else { return }
+        } else {
+            try fileSystem.createDirectory(at: path)
+        }
         try fileSystem.syncDirectory(at: parentDirectory(of: path))
     }
 

@@ -31,6 +31,9 @@ extension Store {
                 do {
                     let lsn = try log.enqueue(payload)
                     precondition(lsn == next.lsn, "log LSN \(lsn) out of step with state LSN \(next.lsn)")
+                } catch LogError.recordTooLarge(let size) {
+                    // Refused before any I/O: this transaction fails, the store goes on.
+                    throw LogError.recordTooLarge(size: size)
                 } catch {
                     side.failure = .failed(path: path ?? ":memory:", cause: "\(error)")
                     throw side.failure!

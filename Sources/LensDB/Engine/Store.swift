@@ -7,7 +7,6 @@ import Darwin
 #endif
 import Dispatch
 import LensLog
-import Synchronization
 
 /// A LensDB store: the whole state in memory, every commit in an append-only
 /// log, snapshots compacting the log.
@@ -30,11 +29,11 @@ public final class Store: Sendable {
     let options: StoreOptions
     let directory: StoreDirectory?
     /// The state readers see: the newest version whose commit is as durable as asked.
-    let published: Mutex<StoreState>
+    let published: Locked<StoreState>
     /// Serializes writers; holds the state they build on and the log.
-    let writer: Mutex<WriterSide>
+    let writer: Locked<WriterSide>
     /// One compaction at a time.
-    let compaction = Mutex<CompactionSide>(CompactionSide())
+    let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?
     /// What open found; fixed after open.
     public let openStatistics: OpenStatistics
@@ -82,8 +81,8 @@ public final class Store: Sendable {
         self.path = path
         self.options = options
         directory = path.map { StoreDirectory(path: $0, fileSystem: options.fileSystem) }
-        published = Mutex(opened.state)
-        writer = Mutex(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
+        published = Locked(opened.state)
+        writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
         compaction.withLock {
             $0.snapshotBytes = opened.snapshotBytes
             $0.olderLogBytes = opened.olderLogBytes
@@ -118,7 +117,7 @@ public final class Store: Sendable {
         }
         // A failed final flush has nobody to tell; an acknowledged `.full`
         // commit is already durable, and `.buffered` ones promised no more.
-        try? log?.flush()
+        let flushed = log.map { (try? $0.flush()) != nil } ?? true
         log?.close()
         // The next owner of the lock must not meet this store's compaction
         // still writing its snapshot or deleting files.
@@ -126,7 +125,16 @@ public final class Store: Sendable {
             var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
             nanosleep(&pause, nil)
         }
+        if flushed && failure == nil, let directory, lock != nil { markClosedCleanly(directory) }
         lock?.unlock()
+    }
+
+    /// Tells the next open that every record is durable, so it need not log
+    /// the tail again. Best effort: without the marker, the next open only
+    /// does a little more work.
+    private func markClosedCleanly(_ directory: StoreDirectory) {
+        guard let marker = try? directory.fileSystem.openFile(at: directory.closedMarkerPath, mode: .create) else { return }
+        marker.close()
     }
 
     /// Marks the store failed (promise 6) and returns the error to throw.

@@ -2,6 +2,7 @@
 ///
 /// A store is a directory:
 /// - `LOCK`: the process lock (its content: the holder's pid);
+/// - `CLOSED`: written by a clean close, removed by the next open;
 /// - `snapshot-<generation>.snap`: the state through some LSN;
 /// - `log-<generation>.log`: transactions after it;
 /// - `*.tmp`: a snapshot being written; removed on open;
@@ -16,6 +17,9 @@ public struct StoreDirectory: Sendable {
     public let fileSystem: any FileSystem
 
     public static let lockName = "LOCK"
+    /// Present only between a clean close and the next open: the last
+    /// session flushed everything and met no I/O error.
+    public static let closedMarkerName = "CLOSED"
     static let logPrefix = "log-", logSuffix = ".log"
     static let snapshotPrefix = "snapshot-", snapshotSuffix = ".snap"
     public static let temporarySuffix = ".tmp"
@@ -27,6 +31,7 @@ public struct StoreDirectory: Sendable {
     }
 
     public var lockPath: String { "\(path)/\(Self.lockName)" }
+    public var closedMarkerPath: String { "\(path)/\(Self.closedMarkerName)" }
 
     public func logPath(generation: UInt64) -> String {
         "\(path)/\(Self.logPrefix)\(Self.hex(generation))\(Self.logSuffix)"
@@ -61,7 +66,7 @@ public struct StoreDirectory: Sendable {
     /// Lists and classifies the directory's files. - Throws: ``StorageError``.
     public func list() throws -> Listing {
         var listing = Listing()
-        for name in try fileSystem.listDirectory(path) where name != Self.lockName {
+        for name in try fileSystem.listDirectory(path) where name != Self.lockName && name != Self.closedMarkerName {
             let full = "\(path)/\(name)"
             if name.hasSuffix(Self.temporarySuffix) {
                 listing.temporaries.append(full)

@@ -26,23 +26,36 @@ public struct LogChain {
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
         let base = try chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
+        report.provenLSN = base?.lastLSN ?? 0
         var expected = (base?.lastLSN ?? 0) + 1
         let generation = base?.generation ?? 0
         report.obsoleteLogs = listing.logs.filter { $0.generation < generation }.map(\.path)
-        for log in listing.logs where log.generation >= generation {
+        let logs = listing.logs.filter { $0.generation >= generation }
+        let starts = try logs.map { try firstLSN(of: $0.path) }
+        for (index, log) in logs.enumerated() {
+            // A later log that starts at or before an LSN this one holds was
+            // started by an open that re-logged an unproven tail: from there
+            // on, the later log is the record of what happened.
+            let cap = starts[(index + 1)...].compactMap { $0 }.min()
             let bytes = try readFile(log.path)
             guard var reader = try openReader(bytes, log, expected: expected, report: &report) else { continue }
             report.logsRead.append(log.path)
+            var capped = false
             while let record = try reader.next() {
+                if let cap, record.lsn >= cap {
+                    capped = true
+                    break
+                }
                 try apply(record, log.path)
                 report.recordsReplayed += 1
+                report.provenLSN = max(report.provenLSN, record.syncedLSN)
             }
             report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
-            if case let .tornTail(offset, bytes, reason)? = reader.end {
+            if !capped, case let .tornTail(offset, bytes, reason)? = reader.end {
                 report.tornTails.append(TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason))
             }
             report.logBytes += reader.endOfRecords
-            expected = reader.nextLSN
+            expected = capped ? cap! : reader.nextLSN
         }
         report.lastLSN = expected - 1
         return report
@@ -81,6 +94,15 @@ public struct LogChain {
         report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
             offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence)))
         return reader
+    }
+
+    /// The first LSN of a log whose header verifies; nil for a log cut while new.
+    private func firstLSN(of path: String) throws -> UInt64? {
+        let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
+        defer { file.close() }
+        let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
+        // A header that does not verify starts nothing: its log is judged by openReader.
+        return try? head.withUnsafeBytes { try LogFileHeader(decoding: $0, file: path) }.firstLSN
     }
 
     private func readFile(_ path: String) throws -> [UInt8] {

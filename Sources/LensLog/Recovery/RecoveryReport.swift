@@ -16,6 +16,10 @@ public struct RecoveryReport: Sendable, Equatable {
     public var logBytes: Int64 = 0
     /// The LSN of the last transaction in the recovered state (0 for none).
     public var lastLSN: UInt64 = 0
+    /// The highest LSN known durable: the snapshot's, or one a later record
+    /// vouches for. Records after it were read but may exist only in the
+    /// page cache of this boot; a writable open logs them again.
+    public var provenLSN: UInt64 = 0
     /// Torn tails cut off quietly (promise 3): unsynced writes a crash tore.
     public var tornTails: [TornTail] = []
     /// What `.salvage` dropped around damage.

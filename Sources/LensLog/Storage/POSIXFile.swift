@@ -5,21 +5,20 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// An open descriptor from ``POSIXFileSystem``.
 ///
 /// Sendable without `@unchecked`: the path is immutable, the descriptor lives
-/// in a `Mutex`, and positional I/O on a descriptor is thread-safe in POSIX.
+/// in a `Locked`, and positional I/O on a descriptor is thread-safe in POSIX.
 /// Closing while another thread is inside a call on the same file is a
 /// programmer error (that call may fail with `.closed`).
 final class POSIXFile: StoredFile {
     let path: String
-    private let state: Mutex<Int32?>
+    private let state: Locked<Int32?>
 
     init(descriptor: Int32, path: String) {
         self.path = path
-        state = Mutex(descriptor)
+        state = Locked(descriptor)
     }
 
     deinit { close() }

@@ -5,7 +5,6 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
 
 /// An in-memory ``FileSystem`` that knows, per file and per directory, what is
 /// durable, and can lose the rest in a simulated power cut.
@@ -28,7 +27,7 @@ import Synchronization
 /// Paths: "/" separated; "", "." and repeated slashes are ignored, so
 /// "store/0001.log" and "./store//0001.log" are one file. `..` is not resolved.
 ///
-/// Thread-safety: all state sits behind one `Mutex`; every method may be
+/// Thread-safety: all state sits behind one `Locked` (a pthread mutex); every method may be
 /// called from any thread.
 ///
 /// ```swift
@@ -40,8 +39,8 @@ import Synchronization
 /// fileSystem.fileExists(at: "store")            // false
 /// ```
 public final class SimulatedFileSystem: FileSystem {
-    let state = Mutex(SimulatedState())
-    private let observer = Mutex<(@Sendable (StorageError.Operation, String) -> Void)?>(nil)
+    let state = Locked(SimulatedState())
+    private let observer = Locked<(@Sendable (StorageError.Operation, String) -> Void)?>(nil)
     /// The process id that ``lockFile(at:)`` reports as the holder of a held lock.
     public let processID: Int32
 

@@ -158,4 +158,60 @@ import Testing
         }
         #expect(lockedPath == path)
     }
+
+    /// Records read back after an unclean end may live only in this boot's
+    /// page cache. A commit acknowledged after reopening must survive a power
+    /// cut that then loses them, and strict open must still succeed.
+    @Test(arguments: ["failedSync", "noSpace", "processCrash"])
+    func commitAfterReopeningFromAnUncleanEndSurvivesPowerLoss(ending: String) throws {
+        let fileSystem = SimulatedFileSystem()
+        let first = try Store(at: path, options: options(fileSystem))
+        for index in 0..<3 { try first.write(durability: .full) { tx in tx.put(bytes("v\(index)"), for: bytes("\(index)"), in: "t") } }
+        for index in 3..<5 { try first.write(durability: .buffered) { tx in tx.put(bytes("v\(index)"), for: bytes("\(index)"), in: "t") } }
+        switch ending {
+        case "processCrash":
+            // kill -9: no close, no flush; the kernel releases the lock.
+            _ = Unmanaged.passRetained(first)
+            first.lock?.unlock()
+        default:
+            fileSystem.injectFault(ending == "failedSync"
+                ? Fault(.failedSync, operations: [.sync], pathSuffix: ".log")
+                : Fault(.noSpace, operations: [.write], pathSuffix: ".log"))
+            #expect(throws: StoreError.self) { try first.write(durability: .full) { tx in tx.put(bytes("x"), for: bytes("x"), in: "t") } }
+            first.close()
+            fileSystem.clearFaults()
+        }
+        let second = try Store(at: path, options: options(fileSystem))
+        #expect(second.current.count(in: "t") == 5)
+        try second.write(durability: .full) { tx in tx.put(bytes("acknowledged"), for: bytes("acknowledged"), in: "t") }
+        second.close()
+        fileSystem.crash(seed: 3, model: .dropAll)
+        let third = try Store(at: path, options: options(fileSystem))
+        #expect(third.current.value(in: "t", key: bytes("acknowledged")) != nil)
+        #expect(third.current.count(in: "t") == 6, "the commit's own prefix holds the records it built on")
+    }
+
+    @Test func oversizedTransactionFailsAloneAndTheStoreGoesOn() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = options(fileSystem)
+        options.compression = .none
+        let store = try Store(at: path, options: options)
+        try store.write { tx in tx.put(bytes("small"), for: bytes("k"), in: "t") }
+        let big = [UInt8](repeating: 7, count: LogFormat.maxPayloadSize + 1)
+        #expect(throws: LogError.self) { try store.write { tx in tx.put(big, for: bytes("big"), in: "t") } }
+        #expect(store.failure == nil)
+        try store.write { tx in tx.put(bytes("after"), for: bytes("k2"), in: "t") }
+        #expect(store.current.count(in: "t") == 2)
+    }
+
+    @Test func cleanCloseLetsTheNextOpenSkipLoggingTheTailAgain() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        store.close()
+        let calls = fileSystem.mutatingCallCount
+        let reopened = try Store(at: path, options: options(fileSystem))
+        #expect(fileSystem.mutatingCallCount == calls + 1, "only the marker's removal: no new log, no sync")
+        reopened.close()
+    }
 }

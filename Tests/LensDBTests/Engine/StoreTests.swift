@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import LensTestSupport
 import Testing
@@ -125,6 +126,47 @@ func withTemporaryStore(
         try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
         #expect(try store.current.value(in: "t", key: bytes("k"))?.bytes() == bytes("v"))
         try store.checkInvariants()
+    }
+
+    @Test func eightWritersAndACompactionLoopLoseNoCommitAndKeepInvariants() throws {
+        var options = StoreOptions()
+        options.compactionLogRatio = 0.5
+        options.compactionMinimumLogBytes = 2048
+        options.log.preallocationChunk = 4096
+        try withTemporaryStore(options) { path, options in
+            let store = try Store(at: path, options: options)
+            let stop = Locked(false)
+            let problems = Locked<[String]>([])
+            let compactor = Thread {
+                while !stop.withLock({ $0 }) {
+                    do { try store.compact() } catch { problems.withLock { $0.append("compact: \(error)") } }
+                    do { try store.checkInvariants() } catch { problems.withLock { $0.append("invariants: \(error)") } }
+                }
+            }
+            compactor.start()
+            runConcurrently(threads: 8) { thread in
+                for index in 0..<60 {
+                    do {
+                        try store.write(durability: index % 3 == 0 ? .buffered : .full) { tx in
+                            tx.put(bytes("\(thread)-\(index)"), for: bytes("\(thread)-\(index)"), in: "t")
+                            let count = tx.state.value(in: "counter", key: [0]).flatMap { try? $0.bytes() }
+                                .flatMap { Int(String(decoding: $0, as: UTF8.self)) } ?? 0
+                            tx.put(bytes("\(count + 1)"), for: [0], in: "counter")
+                        }
+                    } catch {
+                        problems.withLock { $0.append("write: \(error)") }
+                    }
+                }
+            }
+            stop.withLock { $0 = true }
+            while !compactor.isFinished { usleep(1000) }
+            #expect(problems.withLock { $0 }.isEmpty, "\(problems.withLock { $0.prefix(3) })")
+            #expect(try store.current.value(in: "counter", key: [0])?.bytes() == bytes("480"))
+            store.close()
+            let reopened = try Store(at: path, options: options)
+            #expect(reopened.current.count(in: "t") == 480)
+            #expect(try reopened.current.value(in: "counter", key: [0])?.bytes() == bytes("480"))
+        }
     }
 }
 

@@ -1,6 +1,5 @@
 import Dispatch
 import LensTestSupport
-import Synchronization
 import Testing
 @testable import LensLog
 
@@ -22,7 +21,7 @@ import Testing
         options.preallocationChunk = [0, 4096][Int(random.next() % 2)]
         let writer = try LogWriter.create(fileSystem: fileSystem, path: "/log", generation: 1, firstLSN: 1, options: options)
         fileSystem.powerCut(afterMutatingCalls: cut)
-        let outcome = Mutex(Outcome())
+        let outcome = Locked(Outcome())
         let seed = random.next()
         runConcurrently(threads: 4) { thread in
             var local = SeededGenerator(seed: seed &+ UInt64(thread))

@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import LensTestSupport
-import Synchronization
 import Testing
 @testable import LensLog
 
@@ -40,7 +39,7 @@ import Testing
 
     @Test func eightThreadsEachCommitAcknowledgedOnceAndOnDiskInLSNOrder() throws {
         try withLog { writer, path in
-            let acknowledged = Mutex<[UInt64: [UInt8]]>([:])
+            let acknowledged = Locked<[UInt64: [UInt8]]>([:])
             runConcurrently(threads: 8) { thread in
                 for index in 0..<100 {
                     let payload = Array("thread \(thread) commit \(index)".utf8)

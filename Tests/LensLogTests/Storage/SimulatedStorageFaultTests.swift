@@ -1,7 +1,6 @@
 import Dispatch
 import Glibc
 import LensTestSupport
-import Synchronization
 import Testing
 @testable import LensLog
 
@@ -115,7 +114,7 @@ import Testing
 
     @Test func callsAreCountedPerOperationAndObserved() throws {
         let fileSystem = try makeSimulatedStore()
-        let seen = Mutex<[String]>([])
+        let seen = Locked<[String]>([])
         fileSystem.observeCalls { operation, path in seen.withLock { $0.append("\(operation.rawValue) \(path)") } }
         let file = try fileSystem.openFile(at: "s/a", mode: .create)
         try file.write([1], at: 0)

@@ -85,10 +85,13 @@ public enum CrashCheck {
         if let fault { fileSystem.injectFault(fault) } else { fileSystem.powerCut(afterMutatingCalls: cutPoint) }
         let execution = execute(workload, on: fileSystem)
         fileSystem.clearFaults()
-        fileSystem.crash(seed: crashSeed, model: model)
         func violation(_ detail: String) -> CrashViolation {
             CrashViolation(workloadSeed: workload.seed, cutPoint: cutPoint, detail: detail + " (stopped by: \(execution.stoppedBy ?? "nothing"))")
         }
+        if fault != nil {
+            return checkReopenInTheSameBoot(execution, fileSystem: fileSystem, crashSeed: crashSeed, model: model, violation)
+        }
+        fileSystem.crash(seed: crashSeed, model: model)
         do {
             let store = try Store(at: storePath, options: options(fileSystem))
             guard let prefix = matchingPrefix(store.current, execution) else {
@@ -103,6 +106,34 @@ public enum CrashCheck {
             for transaction in execution.attempted.prefix(prefix) + [marker] { expected.apply(transaction) }
             guard expected.matches(again.current) else { return violation("a commit after recovery was lost or mixed up on the next open") }
             return nil
+        } catch {
+            return violation("reopen failed: \(error)")
+        }
+    }
+
+    /// After an I/O error the program reopens at once, as promise 6 asks,
+    /// reading what may exist only in the page cache, and commits; then the
+    /// power goes. The commit must survive, on top of exactly the prefix the
+    /// reopened store showed.
+    private static func checkReopenInTheSameBoot(
+        _ execution: CrashExecution, fileSystem: SimulatedFileSystem, crashSeed: UInt64, model: CrashModel,
+        _ violation: (String) -> CrashViolation
+    ) -> CrashViolation? {
+        let marker: [ModelOperation] = [.put(table: "marker", key: [2], value: Array("after reopening".utf8))]
+        do {
+            let reopened = try Store(at: storePath, options: options(fileSystem))
+            guard let prefix = matchingPrefix(reopened.current, execution) else {
+                return violation("the store reopened after an I/O error is no prefix holding the durable commits")
+            }
+            try reopened.write(durability: .full) { tx in marker[0].apply(to: &tx) }
+            reopened.close()
+            fileSystem.crash(seed: crashSeed, model: model)
+            let recovered = try Store(at: storePath, options: options(fileSystem))
+            defer { recovered.close() }
+            var expected = ReferenceModel()
+            for transaction in execution.attempted.prefix(prefix) + [marker] { expected.apply(transaction) }
+            return expected.matches(recovered.current) ? nil
+                : violation("a commit acknowledged after reopening from an I/O error did not survive with the prefix it built on")
         } catch {
             return violation("reopen failed: \(error)")
         }
