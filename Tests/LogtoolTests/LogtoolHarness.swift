@@ -54,6 +54,16 @@ struct GoldenStores {
         try Data(bytes).write(to: URL(fileURLWithPath: file))
     }
 
+    /// The healthy store with one byte flipped inside its second record, which
+    /// valid records follow: returns the store, its log, and the record's offset.
+    func flippedMidLog() throws -> (store: String, log: String, offset: Int) {
+        let store = try healthy()
+        let log = try logPath(store)
+        let offsets = try recordOffsets(log)
+        try edit(log) { $0[offsets[1] + 40] ^= 0x20 }
+        return (store, log, offsets[1])
+    }
+
     /// Offsets of the records in a log.
     func recordOffsets(_ log: String) throws -> [Int] {
         var reader = try LogReader(fileSystem: POSIXFileSystem(), path: log, policy: .strict)

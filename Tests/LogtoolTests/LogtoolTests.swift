@@ -66,13 +66,10 @@ import Testing
     @Test func flippedByteMidLogIsAProblemWithFileOffsetAndLSN() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
-        let store = try stores.healthy()
-        let log = try stores.logPath(store)
-        let offsets = try stores.recordOffsets(log)
-        try stores.edit(log) { $0[offsets[1] + 40] ^= 0x20 }
+        let (store, log, offset) = try stores.flippedMidLog()
         let verify = try logtool("verify", store)
         #expect(verify.status == 1)
-        #expect(verify.out.contains("\(log) at offset \(offsets[1]) (LSN 2)"))
+        #expect(verify.out.contains("\(log) at offset \(offset) (LSN 2)"))
         #expect(verify.out.hasSuffix("problems found\n") || verify.out.hasSuffix("problem found\n"))
         let info = try logtool("info", store)
         #expect(info.status == 1, "info says open would fail")
@@ -81,10 +78,7 @@ import Testing
     @Test func repairThenVerifyPrintsOKAndRepairingTwiceGivesTheSameBytes() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
-        let store = try stores.healthy()
-        let log = try stores.logPath(store)
-        let offsets = try stores.recordOffsets(log)
-        try stores.edit(log) { $0[offsets[1] + 40] ^= 0x20 }
+        let (store, _, _) = try stores.flippedMidLog()
         let first = "\(stores.directory.path)/first.lensdb", second = "\(stores.directory.path)/second.lensdb"
         let repair = try logtool("repair", store, "--output", first)
         #expect(repair.status == 0)
