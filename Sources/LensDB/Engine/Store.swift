@@ -133,6 +133,7 @@ public final class Store: Sendable {
     /// the tail again. Best effort: without the marker, the next open only
     /// does a little more work.
     private func markClosedCleanly(_ directory: StoreDirectory) {
+        // Without the marker the next open only re-logs the tail: no harm.
         guard let marker = try? directory.fileSystem.openFile(at: directory.closedMarkerPath, mode: .create) else { return }
         marker.close()
     }

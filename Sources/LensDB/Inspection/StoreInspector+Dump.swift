@@ -35,6 +35,8 @@ extension StoreInspector {
     /// - Throws: ``InspectionError``, ``LogError`` for a log this version cannot read, or what `body` throws.
     public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
         for log in try listing().logs {
+            // A log whose header does not verify holds nothing dump can show;
+            // verify reports it.
             guard var reader = try? LogReader(bytes: read(log.path), path: log.path, policy: .salvage) else { continue }
             while let record = try reader.next() {
                 guard record.lsn >= from, record.lsn <= to else { continue }
@@ -49,6 +51,7 @@ extension StoreInspector {
     /// - Throws: ``InspectionError/notAStore(path:reason:)`` when there is no valid snapshot.
     public func dumpSnapshot(table: String? = nil, _ body: (DumpedItem) throws -> Void) throws {
         for candidate in try listing().snapshots.reversed() {
+            // Damaged snapshots are skipped for the newest valid one; verify reports them.
             guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path) else { continue }
             var tables: [UInt64: String] = [:]
             try snapshot.forEachItem { item in
@@ -77,6 +80,7 @@ extension StoreInspector {
     }
 
     private static func dumped(_ operation: Operation) -> DumpedTransaction.DumpedOperation {
+        // Values read from a log are encoded bytes already; nothing here can throw.
         let encoded = { (value: StoredValue) in RenderedValue((try? value.bytes()) ?? []) }
         switch operation {
         case let .put(table, key, value): return .init(op: "put", table: table, key: RenderedValue(key), value: encoded(value))

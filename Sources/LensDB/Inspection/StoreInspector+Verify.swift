@@ -42,6 +42,7 @@ extension StoreInspector {
             progress(report.bytesRead, total)
         }
         var expected: UInt64?
+        // A snapshot that does not verify was reported by verifySnapshot above.
         if let newest = listing.snapshots.last, let file = try? SnapshotFile(bytes: read(newest.path), path: newest.path) {
             expected = file.lastLSN + 1
             if !listing.logs.contains(where: { $0.generation == file.generation }) {
@@ -77,6 +78,7 @@ extension StoreInspector {
 
     /// Checks one log; returns the LSN the next log must start at.
     private func verifyLog(_ file: String, expecting expected: UInt64?, into report: inout VerifyReport) -> UInt64? {
+        // An unreadable file is reported as a problem right here.
         guard let bytes = try? read(file) else {
             report.problems.append(.init(file: file, message: "cannot be read"))
             return expected

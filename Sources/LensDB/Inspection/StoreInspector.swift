@@ -75,6 +75,7 @@ public struct RenderedValue: Codable, Sendable, Equatable {
     public var hex: String?
 
     public init(_ bytes: [UInt8]) {
+        // Bytes that are not in the value encoding are shown as hex, by design.
         if let document = try? Document(decodingBinary: bytes) {
             json = document
         } else {
