@@ -188,4 +188,16 @@ import Testing
         #expect(verify.status == 1)
         #expect(verify.out.contains("(LSN 4): a value of put raw[false] = 0xff00 does not decode"))
     }
+
+    @Test func repairSalvagesTheChunksOfADamagedSnapshotWhoseLogsAreGone() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try stores.healthy(compacted: true)
+        try stores.edit(try stores.snapshotPath(store)) { $0[$0.count - 40] ^= 0x01 }
+        let output = "\(stores.directory.path)/salvaged.lensdb"
+        let repair = try logtool("repair", store, "--output", output)
+        #expect(repair.status == 0, "\(repair.err)")
+        #expect(repair.out.contains("did not verify"), "says what was lost")
+        #expect(try logtool("verify", output).out.hasSuffix("OK\n"))
+    }
 }

@@ -156,21 +156,11 @@ extension Store {
     }
 
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {
-        var state = StoreState()
-        state.lsn = snapshot.lastLSN
-        var tableNames: [UInt64: String] = [:]
+        var loader = SnapshotLoader(lastLSN: snapshot.lastLSN)
         try snapshot.forEachItem { item in
-            switch item {
-            case let .table(id, name):
-                tableNames[id] = name
-            case let .entry(table, key, value):
-                guard let name = tableNames[table] else { throw SnapshotError.countMismatch(file: snapshot.path) }
-                state.tables[name, default: [:]][key] = .encoded(value)
-            case let .root(name, value):
-                state.roots[name] = .encoded(value)
-            }
+            guard loader.add(item) else { throw SnapshotError.countMismatch(file: snapshot.path) }
         }
-        return state
+        return loader.state
     }
 
     static func replay(_ record: LogRecord, from file: String, into state: inout StoreState) throws {
@@ -186,5 +176,27 @@ extension Duration {
     /// The duration in seconds, as a Double.
     var seconds: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}
+
+/// Builds a state from snapshot items, in order.
+struct SnapshotLoader {
+    private(set) var state = StoreState()
+    private var tableNames: [UInt64: String] = [:]
+
+    init(lastLSN: UInt64) { state.lsn = lastLSN }
+
+    /// Adds one item; false for an entry of an undeclared table.
+    mutating func add(_ item: SnapshotItem) -> Bool {
+        switch item {
+        case let .table(id, name):
+            tableNames[id] = name
+        case let .entry(table, key, value):
+            guard let name = tableNames[table] else { return false }
+            state.tables[name, default: [:]][key] = .encoded(value)
+        case let .root(name, value):
+            state.roots[name] = .encoded(value)
+        }
+        return true
     }
 }

@@ -85,8 +85,35 @@ extension StoreInspector {
         for name in try fileSystem.listDirectory(directory) { try fileSystem.removeFile(at: "\(directory)/\(name)") }
     }
 
+    /// What recovery under `.salvage` can read; when no snapshot is usable
+    /// and the logs before it are gone, the newest snapshot salvaged chunk by
+    /// chunk plus the logs after it.
+    private func salvagedState() throws -> (StoreState, RecoveryReport, [String]) {
+        do {
+            let (state, recovery) = try recoveredState(policy: .salvage)
+            return (state, recovery, [])
+        } catch RecoveryError.noUsableSnapshot {
+            let listing = try listing()
+            guard let newest = listing.snapshots.last else { throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage") }
+            let salvaged = try SnapshotFile.salvage(bytes: read(newest.path), path: newest.path)
+            var loader = SnapshotLoader(lastLSN: salvaged.lastLSN)
+            for item in salvaged.items { _ = loader.add(item) }
+            var state = loader.state
+            var recovery = RecoveryReport()
+            let base = SnapshotSummary(path: newest.path, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
+            try LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
+                .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
+                    try Store.replay(record, from: file, into: &state)
+                }
+            let lost = salvaged.droppedRanges.map {
+                "\(newest.path): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
+            } + (salvaged.orphanedEntries > 0 ? ["\(newest.path): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
+            return (state, recovery, lost)
+        }
+    }
+
     private func rebuild(into output: String) throws -> RepairReport {
-        let (state, recovery) = try recoveredState(policy: .salvage)
+        let (state, recovery, snapshotLosses) = try salvagedState()
         let temporary = output + ".repair-tmp"
         try removeDirectory(temporary)
         try fileSystem.createDirectory(at: temporary)
@@ -99,7 +126,7 @@ extension StoreInspector {
         var lost = recovery.dropped.map {
             "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) in \($0.file) at offset \($0.range.offset): \($0.range.reason.rawValue)"
         }
-        lost += recovery.damagedSnapshots.map { "\($0.path): \($0.problem)" }
+        lost += recovery.damagedSnapshots.map { "\($0.path): \($0.problem)" } + snapshotLosses
         return RepairReport(
             output: output, backup: nil, recordsReplayed: recovery.recordsReplayed, lastLSN: state.lsn,
             entries: state.itemCount, lost: lost, tornBytes: recovery.tornBytes)

@@ -26,6 +26,17 @@ public struct LogChain {
     ) throws -> RecoveryReport {
         var report = RecoveryReport()
         let base = try chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
+        try replayLogs(listing: listing, after: base, into: &report, apply: apply)
+        return report
+    }
+
+    /// Replays the logs that continue `base` (all logs when nil), as
+    /// ``recover(listing:loadSnapshot:apply:)`` does after choosing it.
+    /// `logtool repair` calls this with a snapshot it salvaged chunk by chunk.
+    public func replayLogs(
+        listing: StoreDirectory.Listing, after base: SnapshotSummary?, into report: inout RecoveryReport,
+        apply: (LogRecord, _ file: String) throws -> Void
+    ) throws {
         report.provenLSN = base?.lastLSN ?? 0
         var expected = (base?.lastLSN ?? 0) + 1
         let generation = base?.generation ?? 0
@@ -58,7 +69,6 @@ public struct LogChain {
             expected = capped ? cap! : reader.nextLSN
         }
         report.lastLSN = expected - 1
-        return report
     }
 
     /// A reader positioned at the first record of `log`, or nil when the file

@@ -36,6 +36,13 @@ public struct SnapshotSummary: Sendable, Equatable {
     public var generation: UInt64
     public var lastLSN: UInt64
     public var size: Int64
+
+    public init(path: String, generation: UInt64, lastLSN: UInt64, size: Int64) {
+        self.path = path
+        self.generation = generation
+        self.lastLSN = lastLSN
+        self.size = size
+    }
 }
 
 public struct DamagedFile: Sendable, Equatable {

@@ -70,6 +70,11 @@ public struct SnapshotFile: Sendable {
 
     /// The decompressed bytes of the chunk at `offset`.
     private func chunk(at offset: Int, end: Int) throws(SnapshotError) -> [UInt8] {
+        try Self.readChunk(bytes, at: offset, end: end, path: path).raw
+    }
+
+    /// The decompressed bytes of the chunk at `offset` and its size on disk.
+    static func readChunk(_ bytes: [UInt8], at offset: Int, end: Int, path: String) throws(SnapshotError) -> (raw: [UInt8], size: Int) {
         let bad = SnapshotError.badChunk(file: path, offset: Int64(offset))
         guard end - offset >= SnapshotFormat.chunkHeaderSize else { throw bad }
         let stored = Int(bytes.littleEndian(at: offset, as: UInt32.self))
@@ -83,19 +88,20 @@ public struct SnapshotFile: Sendable {
                             continuing: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + 12)])))
         }
         guard crc == bytes.littleEndian(at: offset + 12, as: UInt32.self) else { throw bad }
+        let size = SnapshotFormat.chunkHeaderSize + stored
         guard flags.contains(.lz4) else {
             guard raw == stored else { throw bad }
-            return Array(bytes[start..<(start + stored)])
+            return (Array(bytes[start..<(start + stored)]), size)
         }
         guard raw <= stored * LogFormat.maxCompressionRatio + 16,
               let decompressed = bytes.withUnsafeBytes({
                   LZ4.decompress(UnsafeRawBufferPointer(rebasing: $0[start..<(start + stored)]), decompressedCount: raw)
               })
         else { throw bad }
-        return decompressed
+        return (decompressed, size)
     }
 
-    private static func item(_ cursor: inout ByteCursor) -> SnapshotItem? {
+    static func item(_ cursor: inout ByteCursor) -> SnapshotItem? {
         switch cursor.byte().flatMap(SnapshotItemKind.init(rawValue:)) {
         case .table?:
             guard let id = cursor.varint(), let name = cursor.string() else { return nil }

@@ -93,4 +93,24 @@ import Testing
         #expect(throws: SnapshotError.badHeader(file: "s")) { try SnapshotFile(bytes: badHeader, path: "s") }
         #expect(throws: SnapshotError.badMagic(file: "s")) { try SnapshotFile(bytes: Array("garbage, not a snapshot at all, no".utf8), path: "s") }
     }
+
+    @Test func salvageKeepsEveryChunkThatVerifiesAroundADamagedOne() throws {
+        let bytes = try snapshotBytes(compression: false) { writer in
+            try writer.addTable(id: 0, name: "t")
+            for index in 0..<3000 { try writer.addEntry(table: 0, key: Array("\(index)".utf8), value: [UInt8](repeating: UInt8(index % 251), count: 60)) }
+        }
+        let file = try SnapshotFile(bytes: bytes, path: "s")
+        #expect(file.chunkCount >= 3)
+        var damaged = bytes
+        damaged[SnapshotFormat.headerSize + SnapshotFormat.targetChunkSize + 500] ^= 0xFF
+        #expect(throws: SnapshotError.self) { try SnapshotFile(bytes: damaged, path: "s") }
+        let salvaged = try SnapshotFile.salvage(bytes: damaged, path: "s")
+        let entries = salvaged.items.filter { if case .entry = $0 { true } else { false } }
+        #expect(entries.count > 1000 && entries.count < 3000, "\(entries.count) of 3000 entries kept")
+        #expect(salvaged.droppedRanges.count == 1)
+        #expect(salvaged.lastLSN == 5)
+        let truncated = try SnapshotFile.salvage(bytes: Array(bytes[..<(bytes.count - 100)]), path: "s")
+        #expect(truncated.items.count > 1000, "complete chunks of a snapshot cut short are kept")
+        #expect(throws: SnapshotError.self) { try SnapshotFile.salvage(bytes: Array(bytes[..<20]), path: "s") }
+    }
 }

@@ -1,0 +1,65 @@
+/// What could be read from a damaged snapshot, chunk by chunk.
+public struct SalvagedSnapshot: Sendable {
+    public var generation: UInt64
+    public var lastLSN: UInt64
+    /// Items of every chunk that verifies, entries whose table declaration
+    /// was lost left out.
+    public var items: [SnapshotItem] = []
+    /// Offsets of stretches that did not verify, with their length.
+    public var droppedRanges: [(offset: Int64, length: Int64)] = []
+    /// Entries left out because the chunk declaring their table was lost.
+    public var orphanedEntries = 0
+}
+
+extension SnapshotFile {
+    /// Reads every chunk of a damaged snapshot that still verifies; the
+    /// per-chunk checksums keep one bad sector from losing the rest.
+    ///
+    /// The header must verify (it says which LSN the state is as of); the
+    /// trailer need not. After a bad chunk, the next one is found by trying
+    /// each offset for a chunk header whose checksum verifies.
+    /// - Throws: ``SnapshotError`` when the header does not verify.
+    public static func salvage(bytes: [UInt8], path: String) throws(SnapshotError) -> SalvagedSnapshot {
+        let headerSize = SnapshotFormat.headerSize
+        guard bytes.count >= headerSize, bytes.prefix(8).elementsEqual(SnapshotFormat.magic) else { throw .badMagic(file: path) }
+        let version: UInt32 = bytes.littleEndian(at: 8)
+        guard version >= 1, version <= SnapshotFormat.version else { throw .unsupportedVersion(file: path, version: version) }
+        guard bytes.littleEndian(at: 32, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<32])) else { throw .badHeader(file: path) }
+        var salvaged = SalvagedSnapshot(generation: bytes.littleEndian(at: 16), lastLSN: bytes.littleEndian(at: 24))
+        let end = bytes.count
+        var offset = headerSize
+        var damageStart: Int?
+        var tables: Set<UInt64> = []
+        while offset + SnapshotFormat.chunkHeaderSize <= end {
+            guard let (raw, size) = try? readChunk(bytes, at: offset, end: end, path: path) else {
+                if damageStart == nil { damageStart = offset }
+                offset += 1
+                continue
+            }
+            if let start = damageStart {
+                salvaged.droppedRanges.append((Int64(start), Int64(offset - start)))
+                damageStart = nil
+            }
+            collect(raw, into: &salvaged, tables: &tables)
+            offset += size
+        }
+        let tail = bytes.count - SnapshotFormat.trailerSize
+        if let start = damageStart, start < tail { salvaged.droppedRanges.append((Int64(start), Int64(tail - start))) }
+        return salvaged
+    }
+
+    /// The items of one decompressed chunk; stops at the first malformed item.
+    private static func collect(_ raw: [UInt8], into salvaged: inout SalvagedSnapshot, tables: inout Set<UInt64>) {
+        var cursor = ByteCursor(raw)
+        while !cursor.isAtEnd, let item = item(&cursor) {
+            switch item {
+            case let .table(id, _): tables.insert(id)
+            case let .entry(table, _, _) where !tables.contains(table):
+                salvaged.orphanedEntries += 1
+                continue
+            default: break
+            }
+            salvaged.items.append(item)
+        }
+    }
+}
