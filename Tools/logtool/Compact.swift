@@ -10,7 +10,7 @@ struct Compact: ParsableCommand {
     func run() throws {
         let report = try StoreInspector(path: options.store).compact()
         if options.json { return try printJSON(report) }
-        let size = report.files.filter { $0.role == "snapshot" }.reduce(Int64(0)) { $0 + $1.size }
+        let size = report.files.filter { $0.role == .snapshot }.reduce(Int64(0)) { $0 + $1.size }
         print("compacted \(report.path): snapshot of \(size) bytes through LSN \(report.lastLSN)")
     }
 }

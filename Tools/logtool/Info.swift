@@ -24,10 +24,10 @@ struct Info: ParsableCommand {
             var line = "  \(file.role) \(file.name) (\(file.size) bytes"
             if let version = file.formatVersion { line += ", format v\(version)" }
             if let generation = file.generation { line += ", generation \(generation)" }
-            if file.role == "log", let first = file.firstLSN {
+            if file.role == .log, let first = file.firstLSN {
                 line += ", LSN \(first)…\(file.lastLSN.map(String.init) ?? "(empty)"), \(file.records ?? 0) records"
             }
-            if file.role == "snapshot", let last = file.lastLSN { line += ", through LSN \(last), \(file.records ?? 0) items" }
+            if file.role == .snapshot, let last = file.lastLSN { line += ", through LSN \(last), \(file.records ?? 0) items" }
             if let ratio = file.compressionRatio { line += String(format: ", stored/raw %.2f", ratio) }
             print(line + ")" + (file.problem.map { " — \($0)" } ?? ""))
         }

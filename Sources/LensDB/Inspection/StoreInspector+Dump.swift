@@ -92,9 +92,11 @@ extension StoreInspector {
 }
 
 extension DumpedTransaction.DumpedOperation {
+    /// `people[1]` or the root document's name.
+    public var target: String { table.map { "\($0)[\(key?.text ?? "")]" } ?? root ?? "" }
+
     /// `put people[1] = {...}`, `setRoot settings = {...}`.
     public var text: String {
-        let target = table.map { "\($0)[\(key?.text ?? "")]" } ?? root ?? ""
         return value.map { "\(op) \(target) = \($0.text)" } ?? "\(op) \(target)"
     }
 }

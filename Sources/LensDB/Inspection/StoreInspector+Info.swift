@@ -3,8 +3,7 @@ import LensLog
 /// What `logtool info` prints.
 public struct InfoReport: Codable, Sendable {
     public struct FileInfo: Codable, Sendable {
-        /// snapshot, log, temporary, damaged, unknown.
-        public var role: String
+        public var role: FileRole
         public var name: String
         public var size: Int64
         public var formatVersion: UInt32?
@@ -19,6 +18,17 @@ public struct InfoReport: Codable, Sendable {
         public var problem: String?
     }
 
+    /// What a file in a store's directory is for.
+    public enum FileRole: String, Codable, Sendable {
+        case snapshot, log
+        /// An unfinished snapshot (`*.tmp`); open removes it.
+        case temporary
+        /// A file set aside by an earlier recovery (`*.damaged`); never read.
+        case damaged
+        /// Not named like any LensDB file; LensDB leaves it alone.
+        case unknown
+    }
+
     public struct TableInfo: Codable, Sendable {
         public var name: String
         public var entries: Int
@@ -29,8 +39,11 @@ public struct InfoReport: Codable, Sendable {
     public var tables: [TableInfo]
     public var roots: [String]
     public var lastLSN: UInt64
-    /// What open would do now: torn bytes cut, damage, orphaned logs; or why it would fail.
+    /// What open would do now: torn bytes cut, damage, orphaned logs; or why
+    /// it would fail and what `.salvage` (and `logtool repair`) would keep.
     public var recovery: [String]
+    /// Whether a default (`.strict`) open succeeds. When false, ``tables``,
+    /// ``roots`` and ``lastLSN`` describe what salvage would keep.
     public var opensCleanly: Bool
 }
 
@@ -41,26 +54,36 @@ extension StoreInspector {
     public func info() throws -> InfoReport {
         let listing = try listing()
         var files = try listing.snapshots.map { try snapshotInfo($0.path) } + listing.logs.map { try logInfo($0.path) }
-        files += listing.temporaries.map { FileInfo(role: "temporary", name: $0) }
-        files += listing.setAside.map { FileInfo(role: "damaged", name: $0) }
-        files += listing.unknown.map { FileInfo(role: "unknown", name: $0) }
+        files += listing.temporaries.map { FileInfo(role: .temporary, name: $0) }
+        files += listing.setAside.map { FileInfo(role: .damaged, name: $0) }
+        files += listing.unknown.map { FileInfo(role: .unknown, name: $0) }
         var report = InfoReport(path: path, files: files, tables: [], roots: [], lastLSN: 0, recovery: [], opensCleanly: true)
         do {
-            let (state, recovery) = try recoveredState(policy: .strict)
-            report.tables = state.tableNames.map { .init(name: $0, entries: state.count(in: $0)) }
-            report.roots = state.rootNames
-            report.lastLSN = state.lsn
-            report.recovery = describe(recovery)
+            try describeRecovery(policy: .strict, into: &report)
         } catch {
             report.opensCleanly = false
             report.recovery = ["open would fail: \(error)"]
+            do {
+                try describeRecovery(policy: .salvage, into: &report)
+                report.recovery.insert("with .salvage or `logtool repair`, keeps LSNs through \(report.lastLSN):", at: 1)
+            } catch {
+                report.recovery.append("not even .salvage can rebuild a state: \(error)")
+            }
         }
         return report
     }
 
+    private func describeRecovery(policy: RecoveryPolicy, into report: inout InfoReport) throws {
+        let (state, recovery) = try recoveredState(policy: policy)
+        report.tables = state.tableNames.map { .init(name: $0, entries: state.count(in: $0)) }
+        report.roots = state.rootNames
+        report.lastLSN = state.lsn
+        report.recovery += describe(recovery)
+    }
+
     private func snapshotInfo(_ file: String) throws -> InfoReport.FileInfo {
         let bytes = try read(file)
-        var info = FileInfo(role: "snapshot", name: file, size: Int64(bytes.count))
+        var info = FileInfo(role: .snapshot, name: file, size: Int64(bytes.count))
         do {
             let snapshot = try SnapshotFile(bytes: bytes, path: file)
             info.formatVersion = bytes.littleEndianUInt32(at: 8)
@@ -78,7 +101,7 @@ extension StoreInspector {
 
     private func logInfo(_ file: String) throws -> InfoReport.FileInfo {
         let bytes = try read(file)
-        var info = FileInfo(role: "log", name: file, size: Int64(bytes.count))
+        var info = FileInfo(role: .log, name: file, size: Int64(bytes.count))
         do {
             var reader = try LogReader(bytes: bytes, path: file, policy: .salvage)
             info.formatVersion = reader.header.version
@@ -106,6 +129,9 @@ extension StoreInspector {
         lines += recovery.orphanedLogs.map { "removes \($0): it starts past a torn point and holds only unsynced records" }
         lines += recovery.obsoleteLogs.map { "removes \($0): the snapshot covers it" }
         lines += recovery.damagedSnapshots.map { "sets aside \($0.path): \($0.problem)" }
+        lines += recovery.dropped.map {
+            "drops LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) at offset \($0.range.offset) of \($0.file): \($0.range.reason.rawValue)"
+        }
         return lines
     }
 }
@@ -113,7 +139,7 @@ extension StoreInspector {
 typealias FileInfo = InfoReport.FileInfo
 
 extension InfoReport.FileInfo {
-    init(role: String, name: String, size: Int64 = 0) {
+    init(role: InfoReport.FileRole, name: String, size: Int64 = 0) {
         self.init(role: role, name: name, size: size, formatVersion: nil, generation: nil, firstLSN: nil,
                   lastLSN: nil, records: nil, compressionRatio: nil, problem: nil)
     }

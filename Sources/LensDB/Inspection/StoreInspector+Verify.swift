@@ -2,6 +2,7 @@ import LensLog
 
 /// What `logtool verify` found.
 public struct VerifyReport: Codable, Sendable {
+    /// One thing wrong, with where it is.
     public struct Problem: Codable, Sendable, Equatable, CustomStringConvertible {
         public var file: String
         public var offset: Int64?
@@ -17,48 +18,85 @@ public struct VerifyReport: Codable, Sendable {
     }
 
     public var problems: [Problem] = []
-    /// Normal things worth knowing: torn tails, temporary files.
+    /// Normal things worth knowing: torn tails, orphaned or superseded logs,
+    /// temporary files. None of them makes verify fail.
     public var notes: [String] = []
     public var bytesRead: Int64 = 0
     public var recordsChecked = 0
     public var valuesChecked = 0
 
+    /// True when no problem was found; notes do not count.
     public var isOK: Bool { problems.isEmpty }
 }
 
 extension StoreInspector {
-    /// Reads every byte: every checksum, LSN continuity within and across
-    /// logs, that the snapshot and the logs agree, that every record is a
-    /// transaction and every value decodes. `progress` gets bytes done and total.
+    /// Reads every byte of the store: every checksum, LSN continuity within
+    /// and across logs, that the snapshot and the logs agree, that every
+    /// record is a transaction and every value decodes. Takes no lock and
+    /// changes no file.
+    ///
+    /// Across files it applies the rules open applies (``LogChain``): a log
+    /// that starts past a torn point and holds only unsynced records, or that
+    /// an open after a crash wrote again from an earlier LSN, is a note;
+    /// a gap that a later record proves was durable is a problem.
+    /// - Parameter progress: bytes done and total, after each file.
     /// - Throws: ``InspectionError/notAStore(path:reason:)`` only; damage is reported, not thrown.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws -> VerifyReport {
         let listing = try listing()
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
-        let total = try (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + (try Int64(read($1.path).count)) }
+        let generation = verifyChain(into: &report)
+        let total = (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path) }
         for snapshot in listing.snapshots {
             verifySnapshot(snapshot.path, into: &report)
             progress(report.bytesRead, total)
         }
-        var expected: UInt64?
-        // A snapshot that does not verify was reported by verifySnapshot above.
-        if let newest = listing.snapshots.last, let file = try? SnapshotFile(bytes: read(newest.path), path: newest.path) {
-            expected = file.lastLSN + 1
-            if !listing.logs.contains(where: { $0.generation == file.generation }) {
-                report.problems.append(.init(file: newest.path, message: "no log of generation \(file.generation) continues this snapshot"))
+        for log in listing.logs {
+            if log.generation < generation {
+                report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
             }
-        }
-        for log in listing.logs where log.generation >= (listing.snapshots.last?.generation ?? 0) {
-            expected = verifyLog(log.path, expecting: expected, into: &report)
+            verifyLog(log.path, into: &report)
             progress(report.bytesRead, total)
         }
-        do {
-            _ = try recoveredState(policy: .strict)
-        } catch {
-            report.problems.append(.init(file: path, message: "open would fail: \(error)"))
-        }
         return report
+    }
+
+    /// The checks across files, as open makes them; returns the generation
+    /// of the snapshot open would start from (0 for none).
+    private func verifyChain(into report: inout VerifyReport) -> UInt64 {
+        do {
+            let (_, recovery) = try recoveredState(policy: .salvage)
+            report.notes += recovery.orphanedLogs.map {
+                "\($0): starts past the end of the log before it and holds only unsynced records (a crash); open removes it"
+            }
+            // Damage inside a log is reported by verifyLog with its offset;
+            // here only what lies between files.
+            report.problems += recovery.dropped.filter { $0.range.reason == .lsnOutOfSequence }.map {
+                .init(file: $0.file, offset: 0, lsn: $0.range.lostLSNs.lowerBound,
+                      message: "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) are missing before this log, and a later record proves they were durable")
+            }
+            return recovery.snapshot?.generation ?? 0
+        } catch let error as RecoveryError {
+            if case let .missingRecords(file, expected, first) = error {
+                report.problems.append(.init(file: file, offset: 0, lsn: expected,
+                    message: "starts at LSN \(first) but LSN \(expected) is next, and a later record proves the log before it ended durably"))
+            } else {
+                report.problems.append(.init(file: path, message: "\(error)"))
+            }
+        } catch {
+            report.problems.append(.init(file: path, message: "open would fail even with salvage: \(error)"))
+        }
+        return 0
+    }
+
+    private func size(of file: String) -> Int64 {
+        // A file that cannot be opened counts as empty here; reading it
+        // reports the failure as a problem with its path.
+        guard let handle = try? fileSystem.openFile(at: file, mode: .readOnly) else { return 0 }
+        defer { handle.close() }
+        // As above: the size only scales the progress display.
+        return (try? handle.size()) ?? 0
     }
 
     private func verifySnapshot(_ file: String, into report: inout VerifyReport) {
@@ -67,7 +105,11 @@ extension StoreInspector {
             report.bytesRead += Int64(bytes.count)
             try SnapshotFile(bytes: bytes, path: file).forEachItem { item in
                 switch item {
-                case let .entry(_, _, value), let .root(_, value): check(value, file: file, offset: nil, lsn: nil, into: &report)
+                case let .entry(_, _, value), let .root(_, value):
+                    report.valuesChecked += 1
+                    if let problem = RenderedValue(value).problem {
+                        report.problems.append(.init(file: file, message: "a value does not decode: \(problem)"))
+                    }
                 case .table: break
                 }
             }
@@ -76,30 +118,16 @@ extension StoreInspector {
         }
     }
 
-    /// Checks one log; returns the LSN the next log must start at.
-    private func verifyLog(_ file: String, expecting expected: UInt64?, into report: inout VerifyReport) -> UInt64? {
-        // An unreadable file is reported as a problem right here.
-        guard let bytes = try? read(file) else {
-            report.problems.append(.init(file: file, message: "cannot be read"))
-            return expected
-        }
-        report.bytesRead += Int64(bytes.count)
+    /// Checks one log on its own: header, checksums, LSNs in sequence, every
+    /// record a transaction, every value decodable.
+    private func verifyLog(_ file: String, into report: inout VerifyReport) {
         do {
+            let bytes = try read(file)
+            report.bytesRead += Int64(bytes.count)
             var reader = try LogReader(bytes: bytes, path: file, policy: .salvage)
-            if let expected, reader.header.firstLSN != expected {
-                report.problems.append(.init(file: file, offset: 0, lsn: expected,
-                    message: "starts at LSN \(reader.header.firstLSN) but LSN \(expected) is next"))
-            }
             while let record = try reader.next() {
                 report.recordsChecked += 1
-                let dumped = Self.dumped(record, file: file)
-                if let problem = dumped.problem {
-                    report.problems.append(.init(file: file, offset: record.offset, lsn: record.lsn, message: problem))
-                }
-                for operation in dumped.operations where operation.value?.json == nil && operation.value != nil {
-                    report.problems.append(.init(file: file, offset: record.offset, lsn: record.lsn, message: "a value of \(operation.text.prefix(60)) does not decode"))
-                }
-                report.valuesChecked += dumped.operations.count
+                check(Self.dumped(record, file: file), into: &report)
             }
             report.problems += reader.dropped.map {
                 .init(file: file, offset: $0.offset, lsn: $0.lostLSNs.lowerBound,
@@ -108,17 +136,24 @@ extension StoreInspector {
             if case let .tornTail(offset, dropped, reason)? = reader.end {
                 report.notes.append("\(file): torn tail of \(dropped) bytes at offset \(offset) (\(reason.rawValue)): unsynced writes cut by a crash, not damage")
             }
-            return reader.nextLSN
         } catch {
             report.problems.append(.init(file: file, message: "\(error)"))
-            return expected
         }
     }
 
-    private func check(_ value: [UInt8], file: String, offset: Int64?, lsn: UInt64?, into report: inout VerifyReport) {
-        report.valuesChecked += 1
-        if RenderedValue(value).json == nil {
-            report.problems.append(.init(file: file, offset: offset, lsn: lsn, message: "a value does not decode"))
+    private func check(_ transaction: DumpedTransaction, into report: inout VerifyReport) {
+        let place = { (message: String) in
+            VerifyReport.Problem(file: transaction.file, offset: transaction.offset, lsn: transaction.lsn, message: message)
+        }
+        if let problem = transaction.problem { report.problems.append(place(problem)) }
+        for operation in transaction.operations {
+            for (role, rendered) in [("key", operation.key), ("value", operation.value)] {
+                guard let rendered else { continue }
+                report.valuesChecked += 1
+                if let problem = rendered.problem {
+                    report.problems.append(place("\(operation.op) \(operation.target): the \(role) does not decode: \(problem)"))
+                }
+            }
         }
     }
 }

@@ -68,18 +68,22 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// A stored value shown without its type: the decoded document, or its bytes
-/// in hex when they are not in the value encoding.
+/// A stored value shown without its type: the decoded ``Document`` as JSON,
+/// or, when the bytes are not in the value encoding, their hex and why.
+///
+/// JSON shape: `{"json": <value>}` or `{"hex": "ff00", "problem": "..."}`.
 public struct RenderedValue: Codable, Sendable, Equatable {
     public var json: Document?
     public var hex: String?
+    /// Why the bytes did not decode; nil when ``json`` is set.
+    public var problem: String?
 
     public init(_ bytes: [UInt8]) {
-        // Bytes that are not in the value encoding are shown as hex, by design.
-        if let document = try? Document(decodingBinary: bytes) {
-            json = document
-        } else {
+        do {
+            json = try Document(decodingBinary: bytes)
+        } catch {
             hex = bytes.map { String(format: "%02x", $0) }.joined()
+            problem = "\(error)"
         }
     }
 
