@@ -29,7 +29,8 @@ struct Repair: ParsableCommand {
         print("repaired store: \(report.output) (\(report.entries) items, last LSN \(report.lastLSN), \(report.recordsReplayed) log records kept)")
         if let backup = report.backup { print("original moved to: \(backup)") }
         if report.tornBytes > 0 { print("cut \(report.tornBytes) bytes of torn tails (unsynced writes of a crash)") }
-        print(report.lost.isEmpty ? "nothing lost" : "lost:")
-        for line in report.lost { print("  \(line)") }
+        print(report.lost.isEmpty && report.damagedSnapshots.isEmpty ? "nothing lost" : "lost:")
+        for range in report.lost { print("  \(range)") }
+        for snapshot in report.damagedSnapshots { print("  left out \(snapshot)") }
     }
 }

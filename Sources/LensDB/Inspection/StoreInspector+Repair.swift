@@ -10,10 +10,27 @@ public struct RepairReport: Codable, Sendable {
     public var recordsReplayed: Int
     public var lastLSN: UInt64
     public var entries: Int
-    /// What could not be kept: LSN ranges lost and files set aside, each with why.
-    public var lost: [String]
+    /// LSN ranges that could not be kept, each with where and why.
+    public var lost: [LostRange]
+    /// Snapshots that failed validation, each with why, and what salvaging
+    /// one chunk by chunk could not keep.
+    public var damagedSnapshots: [String]
     /// Torn tails cut (unsynced writes of a crash; nothing acknowledged).
     public var tornBytes: Int64
+}
+
+/// Transactions `repair` could not keep: damage followed by valid records.
+public struct LostRange: Codable, Sendable, Equatable, CustomStringConvertible {
+    public var file: String
+    public var offset: Int64
+    /// The first LSN lost.
+    public var fromLSN: UInt64
+    /// The first LSN kept again after the damage (exclusive end).
+    public var toLSN: UInt64
+    /// The typed reason, e.g. `checksumMismatch`, `lsnOutOfSequence`.
+    public var reason: String
+
+    public var description: String { "LSNs \(fromLSN)..<\(toLSN) in \(file) at offset \(offset): \(reason)" }
 }
 
 extension StoreInspector {
@@ -31,26 +48,56 @@ extension StoreInspector {
     public func repair(to output: String) throws -> RepairReport {
         let lock = try takeLock()
         defer { lock.unlock() }
+        let output = Self.absolute(output)
         guard !fileSystem.fileExists(at: output) else { throw InspectionError.outputExists(path: output) }
         return try rebuild(into: output)
     }
 
-    /// Repairs the store where it is: builds the repaired store beside it,
-    /// then renames the original to `<path>.backup-<time>` and the repaired
-    /// one into its place. Says where the backup is.
+    /// Repairs the store where it is: builds the repaired store beside it
+    /// (`<store>.repair`), then renames the original to
+    /// `<store>.backup-<time>` and the repaired one into its place. Says
+    /// where the backup is. Repairing again gives the same state and one
+    /// more backup.
+    ///
+    /// A crash before the first rename leaves the input untouched; between
+    /// the two renames, the original is complete at the backup path and the
+    /// repaired store at `<store>.repair`: rename either back to `<store>`.
+    /// - Throws: as ``repair(to:)``.
     public func repairInPlace() throws -> RepairReport {
         let lock = try takeLock()
         defer { lock.unlock() }
-        let fresh = path + ".repair"
+        let store = Self.absolute(path)
+        let fresh = store + ".repair"
         try removeDirectory(fresh)
         var report = try rebuild(into: fresh)
-        let backup = "\(path).backup-\(Int(Date().timeIntervalSince1970))"
-        try fileSystem.rename(path, to: backup)
-        try fileSystem.rename(fresh, to: path)
-        try fileSystem.syncDirectory(at: parentDirectory(of: path))
-        report.output = path
+        let backup = backupPath(for: store)
+        try fileSystem.rename(store, to: backup)
+        try fileSystem.rename(fresh, to: store)
+        try fileSystem.syncDirectory(at: parentDirectory(of: store))
+        report.output = store
         report.backup = backup
         return report
+    }
+
+    /// `<store>.backup-<UTC time>`, with `-2`, `-3`… when repaired twice in a second.
+    private func backupPath(for store: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyyMMdd'T'HHmmss'Z'"
+        let base = "\(store).backup-\(formatter.string(from: Date()))"
+        var candidate = base, counter = 1
+        while fileSystem.fileExists(at: candidate) {
+            counter += 1
+            candidate = "\(base)-\(counter)"
+        }
+        return candidate
+    }
+
+    /// `path` made absolute, without `.`, `..` or a trailing slash, so that
+    /// the names built beside it land beside it.
+    static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
     }
 
     /// Compacts the store offline: opens it (taking the lock), compacts, closes.
@@ -123,12 +170,13 @@ extension StoreInspector {
         log.close()
         try fileSystem.rename(temporary, to: output)
         try fileSystem.syncDirectory(at: parentDirectory(of: output))
-        var lost = recovery.dropped.map {
-            "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) in \($0.file) at offset \($0.range.offset): \($0.range.reason.rawValue)"
+        let lost = recovery.dropped.map {
+            LostRange(file: $0.file, offset: $0.range.offset, fromLSN: $0.range.lostLSNs.lowerBound,
+                      toLSN: $0.range.lostLSNs.upperBound, reason: $0.range.reason.rawValue)
         }
-        lost += recovery.damagedSnapshots.map { "\($0.path): \($0.problem)" } + snapshotLosses
         return RepairReport(
             output: output, backup: nil, recordsReplayed: recovery.recordsReplayed, lastLSN: state.lsn,
-            entries: state.itemCount, lost: lost, tornBytes: recovery.tornBytes)
+            entries: state.itemCount, lost: lost, damagedSnapshots: recovery.damagedSnapshots.map { "\($0.path): \($0.problem)" } + snapshotLosses,
+            tornBytes: recovery.tornBytes)
     }
 }

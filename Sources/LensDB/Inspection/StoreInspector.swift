@@ -12,8 +12,11 @@ public struct StoreInspector: Sendable {
     let fileSystem: any FileSystem
     var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
 
+    /// - Parameter path: the store's directory; a trailing slash is ignored.
     public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
-        self.path = path
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        self.path = trimmed
         self.fileSystem = fileSystem
     }
 

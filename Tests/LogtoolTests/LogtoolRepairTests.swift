@@ -1,0 +1,73 @@
+import Foundation
+import LensDB
+import LensTestSupport
+import Testing
+
+@Suite struct LogtoolRepairTests {
+    /// The demo store with the second record's payload flipped: damage followed by a valid record.
+    func damaged(_ stores: GoldenStores) throws -> String {
+        let store = try stores.healthy()
+        let log = try stores.logPath(store)
+        let offsets = try stores.recordOffsets(log)
+        try stores.edit(log) { $0[offsets[1] + 40] ^= 0x20 }
+        return store
+    }
+
+    @Test func repairInPlaceTwiceWithATrailingSlashGivesTheSameStateAndTwoBackups() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try damaged(stores)
+        let first = try logtool("repair", store + "/", "--in-place", "--json")
+        #expect(first.status == 0, "\(first.err)")
+        let report = try JSONSerialization.jsonObject(with: Data(first.out.utf8)) as? [String: Any]
+        let lost = report?["lost"] as? [[String: Any]]
+        #expect(lost?.first?["fromLSN"] as? Int == 2 && lost?.first?["toLSN"] as? Int == 3)
+        let backup = try #require(report?["backup"] as? String)
+        #expect(!backup.hasPrefix(store + "/"), "the backup lies beside the store, not inside it")
+        #expect(try logtool("verify", backup).status == 1, "the backup is the damaged original")
+        let afterFirst = try logtool("dump", store, "--snapshot", "--json").out
+        let second = try logtool("repair", store, "--in-place")
+        #expect(second.status == 0)
+        #expect(second.out.contains("nothing lost"))
+        #expect(try logtool("dump", store, "--snapshot", "--json").out == afterFirst)
+        #expect(try logtool("verify", store).out.hasSuffix("OK\n"))
+        let entries = try FileManager.default.contentsOfDirectory(atPath: stores.directory.path)
+        #expect(entries.filter { $0.contains(".backup-") }.count == 2)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".") })
+    }
+
+    @Test func repairOfAStoreWithAnUnreadableSnapshotFallsBackToTheLogs() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try stores.healthy(compacted: true)
+        try stores.edit(try stores.snapshotPath(store)) { $0.removeLast(10) }
+        let output = "\(stores.directory.path)/out.lensdb"
+        let repair = try logtool("repair", store, "--output", output)
+        // Compaction deleted the logs the snapshot covered: nothing can
+        // rebuild the state, and repair says so instead of writing a store.
+        #expect(repair.status == 1)
+        #expect(repair.err.contains("no snapshot can be used"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
+    @Test func compactReplacesTheLogsWithASnapshotAndKeepsTheState() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try stores.healthy()
+        let before = try logtool("info", store, "--json").out
+        let compact = try logtool("compact", store)
+        #expect(compact.status == 0, "\(compact.err)")
+        #expect(compact.out.contains("snapshot of"))
+        let info = try logtool("info", store, "--json")
+        let tables = { (json: String) in
+            (try JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any])?["tables"] as? [[String: AnyHashable]]
+        }
+        #expect(try tables(info.out) == tables(before))
+        #expect(info.out.contains("\"role\" : \"snapshot\""))
+        let snapshot = try logtool("dump", store, "--snapshot", "--table", "people")
+        #expect(snapshot.status == 0)
+        #expect(snapshot.out.split(separator: "\n").count == 3)
+        #expect(snapshot.out.contains("\"name\":\"Chloé\""))
+        #expect(try logtool("verify", store).out.hasSuffix("OK\n"))
+    }
+}
