@@ -4,19 +4,10 @@ import LensTestSupport
 import Testing
 
 @Suite struct LogtoolRepairTests {
-    /// The demo store with the second record's payload flipped: damage followed by a valid record.
-    func damaged(_ stores: GoldenStores) throws -> String {
-        let store = try stores.healthy()
-        let log = try stores.logPath(store)
-        let offsets = try stores.recordOffsets(log)
-        try stores.edit(log) { $0[offsets[1] + 40] ^= 0x20 }
-        return store
-    }
-
     @Test func repairInPlaceTwiceWithATrailingSlashGivesTheSameStateAndTwoBackups() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
-        let store = try damaged(stores)
+        let (store, _, _) = try stores.flippedMidLog()
         let first = try logtool("repair", store + "/", "--in-place", "--json")
         #expect(first.status == 0, "\(first.err)")
         let report = try JSONSerialization.jsonObject(with: Data(first.out.utf8)) as? [String: Any]
