@@ -29,8 +29,9 @@ struct Repair: ParsableCommand {
         print("repaired store: \(report.output) (\(report.entries) items, last LSN \(report.lastLSN), \(report.recordsReplayed) log records kept)")
         if let backup = report.backup { print("original moved to: \(backup)") }
         if report.tornBytes > 0 { print("cut \(report.tornBytes) bytes of torn tails (unsynced writes of a crash)") }
-        print(report.lost.isEmpty && report.damagedSnapshots.isEmpty ? "nothing lost" : "lost:")
+        print(report.lost.isEmpty ? "no transaction lost" : "transactions lost:")
         for range in report.lost { print("  \(range)") }
-        for snapshot in report.damagedSnapshots { print("  left out \(snapshot)") }
+        if !report.damagedSnapshots.isEmpty { print("damaged snapshots (salvaged chunk by chunk where the logs could not replace them):") }
+        for snapshot in report.damagedSnapshots { print("  \(snapshot)") }
     }
 }

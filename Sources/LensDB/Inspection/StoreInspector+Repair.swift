@@ -139,7 +139,7 @@ extension StoreInspector {
         do {
             let (state, recovery) = try recoveredState(policy: .salvage)
             return (state, recovery, [])
-        } catch RecoveryError.noUsableSnapshot {
+        } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
             guard let newest = listing.snapshots.last else { throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage") }
             let salvaged = try SnapshotFile.salvage(bytes: read(newest.path), path: newest.path)
@@ -147,6 +147,7 @@ extension StoreInspector {
             for item in salvaged.items { _ = loader.add(item) }
             var state = loader.state
             var recovery = RecoveryReport()
+            recovery.damagedSnapshots = damaged
             let base = SnapshotSummary(path: newest.path, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
             try LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
                 .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
@@ -176,7 +177,7 @@ extension StoreInspector {
         }
         return RepairReport(
             output: output, backup: nil, recordsReplayed: recovery.recordsReplayed, lastLSN: state.lsn,
-            entries: state.itemCount, lost: lost, damagedSnapshots: recovery.damagedSnapshots.map { "\($0.path): \($0.problem)" } + snapshotLosses,
+            entries: state.itemCount, lost: lost, damagedSnapshots: recovery.damagedSnapshots.map { "\($0.path): \(stripping($0.path, from: $0.problem))" } + snapshotLosses,
             tornBytes: recovery.tornBytes)
     }
 }

@@ -15,6 +15,18 @@ public struct VerifyReport: Codable, Sendable {
             if let lsn { place += " (LSN \(lsn))" }
             return "\(place): \(message)"
         }
+
+        public init(file: String, offset: Int64? = nil, lsn: UInt64? = nil, message: String) {
+            self.file = file
+            self.offset = offset
+            self.lsn = lsn
+            self.message = message
+        }
+
+        /// A problem whose message is `error`, without the file name it usually starts with.
+        init(file: String, error: any Error, prefix: String = "") {
+            self.init(file: file, message: prefix + stripping(file, from: "\(error)"))
+        }
     }
 
     public var problems: [Problem] = []
@@ -82,10 +94,10 @@ extension StoreInspector {
                 report.problems.append(.init(file: file, offset: 0, lsn: expected,
                     message: "starts at LSN \(first) but LSN \(expected) is next, and a later record proves the log before it ended durably"))
             } else {
-                report.problems.append(.init(file: path, message: "\(error)"))
+                report.problems.append(.init(file: path, error: error))
             }
         } catch {
-            report.problems.append(.init(file: path, message: "open would fail even with salvage: \(error)"))
+            report.problems.append(.init(file: path, error: error, prefix: "open would fail even with salvage: "))
         }
         return 0
     }
@@ -114,7 +126,7 @@ extension StoreInspector {
                 }
             }
         } catch {
-            report.problems.append(.init(file: file, message: "\(error)"))
+            report.problems.append(.init(file: file, error: error))
         }
     }
 
@@ -137,7 +149,7 @@ extension StoreInspector {
                 report.notes.append("\(file): torn tail of \(dropped) bytes at offset \(offset) (\(reason.rawValue)): unsynced writes cut by a crash, not damage")
             }
         } catch {
-            report.problems.append(.init(file: file, message: "\(error)"))
+            report.problems.append(.init(file: file, error: error))
         }
     }
 

@@ -53,6 +53,14 @@ public struct StoreInspector: Sendable {
     }
 }
 
+/// `text` without the `file: ` it starts with (errors name their file; the
+/// reports name it already).
+func stripping(_ file: String, from text: String) -> String {
+    var text = text
+    while text.hasPrefix(file + ": ") { text.removeFirst(file.count + 2) }
+    return text
+}
+
 /// Why `logtool` could not do what it was asked.
 public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible {
     case notAStore(path: String, reason: String)
