@@ -31,6 +31,10 @@ import Testing
         #expect(verify.status == 0, "\(verify.out)")
         #expect(verify.out.hasSuffix("OK\n"))
         #expect(try logtool("info", copy).status == 0)
+        let lsns = try logtool("dump", copy, "--json").out.split(separator: "\n").map {
+            (try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["lsn"] as? Int
+        }
+        #expect(lsns == (1...6).map { $0 }, "each transaction once, though two logs hold the re-logged tail")
     }
 
     @Test func crashedStoreWithATornTailVerifiesOKWithANote() throws {

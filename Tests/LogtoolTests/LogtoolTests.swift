@@ -12,6 +12,21 @@ import Testing
         }
     }
 
+    @Test func everySubcommandsHelpHasExamplesAndExitsWithZero() throws {
+        for subcommand in ["info", "dump", "verify", "repair", "compact", "demo"] {
+            let help = try logtool(subcommand, "--help")
+            #expect(help.status == 0)
+            #expect(help.out.contains("Example"), "\(subcommand) --help has no example")
+        }
+    }
+
+    @Test func noSubcommandIsAUsageErrorWithTheHelpOnStderr() throws {
+        let result = try logtool()
+        #expect(result.status == 2)
+        #expect(result.out.isEmpty)
+        #expect(result.err.contains("SUBCOMMANDS"))
+    }
+
     @Test func usageErrorsExitWithTwo() throws {
         #expect(try logtool("no-such-subcommand").status == 2)
         #expect(try logtool("verify").status == 2)
@@ -48,6 +63,13 @@ import Testing
         let value = (operations?.first?["value"] as? [String: Any])?["json"]
         let document = try Document(json: String(decoding: try JSONSerialization.data(withJSONObject: value as Any), as: UTF8.self))
         #expect(document["name"] == "Alice")
+        let orders = try logtool("dump", store, "--table", "orders", "--json").out.split(separator: "\n")
+        #expect(orders.count == 2)
+        for line in orders {
+            let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let tables = (object?["operations"] as? [[String: Any]])?.map { $0["table"] as? String }
+            #expect(tables?.allSatisfy { $0 == "orders" } == true, "only the table's operations")
+        }
         let snapshotless = try logtool("dump", store, "--snapshot")
         #expect(snapshotless.status == 1, "no snapshot yet")
     }

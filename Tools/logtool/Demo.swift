@@ -3,13 +3,18 @@ import LensDB
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write a small sample store (two tables and a root document) to try logtool on.")
+        abstract: "Write a small sample store (two tables and a root document) to try logtool on.",
+        discussion: """
+        Example:
+          logtool demo /tmp/sample.lensdb && logtool dump /tmp/sample.lensdb
+        """)
 
     @OptionGroup var options: CommonOptions
 
     func run() throws {
         let lsn = try DemoStore.write(at: options.store)
         if options.json { return try printJSON(["store": options.store, "lastLSN": "\(lsn)"]) }
+        if options.quiet { return }
         print("wrote a sample store at \(options.store) (last LSN \(lsn)); try: logtool info \(options.store)")
     }
 }

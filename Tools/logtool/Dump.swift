@@ -4,7 +4,17 @@ import LensDB
 struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print each transaction (or the snapshot's state) with values as JSON.",
-        discussion: "Damaged records are skipped as salvage would; `logtool verify` reports them.")
+        discussion: """
+        Shows the transactions open would replay, in LSN order: damaged records are \
+        skipped as salvage would (`logtool verify` reports them), logs the snapshot \
+        covers are left out. With --json, one JSON object a line; a value is \
+        {"json": ...} or, when its bytes do not decode, {"hex": ..., "problem": ...}.
+
+        Examples:
+          logtool dump state.lensdb --from 100 --to 120
+          logtool dump state.lensdb --table people --json
+          logtool dump state.lensdb --snapshot
+        """)
 
     @OptionGroup var options: CommonOptions
 
@@ -38,7 +48,7 @@ struct Dump: ParsableCommand {
             if options.json { try printJSON(transaction, pretty: false); return }
             print("LSN \(transaction.lsn)  \(transaction.file) @ \(transaction.offset) (\(transaction.size) bytes)")
             if let problem = transaction.problem { print("  ! \(problem)") }
-            for operation in transaction.operations where table == nil || operation.table == table {
+            for operation in transaction.operations {
                 print("  \(operation.text)")
             }
         }

@@ -3,7 +3,16 @@ import LensDB
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show a store's files, versions, LSN ranges, tables and what recovery would do.")
+        abstract: "Show a store's files, versions, LSN ranges, tables and what recovery would do.",
+        discussion: """
+        Reads without the store's lock, so it is safe while a program writes the store. \
+        Exit code 1 when a default open would fail; the report then shows what \
+        `repair` would keep.
+
+        Examples:
+          logtool info state.lensdb
+          logtool info state.lensdb --json | jq '.files[] | select(.role == "log")'
+        """)
 
     @OptionGroup var options: CommonOptions
 

@@ -22,6 +22,12 @@ struct LogTool: ParsableCommand {
           logtool repair /tmp/sample.lensdb --output /tmp/repaired.lensdb
         """,
         subcommands: [Info.self, Dump.self, Verify.self, Repair.self, Compact.self, Demo.self])
+
+    /// No subcommand is a usage error: the help goes to stderr, exit code 2.
+    func run() throws {
+        FileHandle.standardError.write(Data(LogTool.helpMessage().utf8))
+        throw ExitCode(2)
+    }
 }
 
 /// Maps outcomes to logtool's documented exit codes.
@@ -57,6 +63,6 @@ struct CommonOptions: ParsableArguments {
     @Flag(help: "Print JSON (JSON lines for dump) instead of text.")
     var json = false
 
-    @Flag(help: "Print nothing but errors and the result line.")
+    @Flag(help: "No progress and no details: errors and the result line only (verify: OK or N problems found).")
     var quiet = false
 }

@@ -7,7 +7,13 @@ struct Repair: ParsableCommand {
         discussion: """
         Never edits its input: --output writes a new store; --in-place builds the \
         repaired store beside the original, then moves the original to \
-        STORE.backup-<time> and says so. Takes the store's lock.
+        STORE.backup-<time> and says so. Takes the store's lock. Torn tails are cut, \
+        records around damage kept (as a .salvage open), the lost LSN ranges \
+        listed; the result is one snapshot and an empty log, and passes verify.
+
+        Examples:
+          logtool repair state.lensdb --output repaired.lensdb
+          logtool repair state.lensdb --in-place
         """)
 
     @OptionGroup var options: CommonOptions
@@ -28,6 +34,7 @@ struct Repair: ParsableCommand {
         if options.json { return try printJSON(report) }
         print("repaired store: \(report.output) (\(report.entries) items, last LSN \(report.lastLSN), \(report.recordsReplayed) log records kept)")
         if let backup = report.backup { print("original moved to: \(backup)") }
+        if options.quiet { return }
         if report.tornBytes > 0 { print("cut \(report.tornBytes) bytes of torn tails (unsynced writes of a crash)") }
         print(report.lost.isEmpty ? "no transaction lost" : "transactions lost:")
         for range in report.lost { print("  \(range)") }

@@ -4,7 +4,15 @@ import LensDB
 struct Verify: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Read every byte and check every checksum, LSN and value; end with OK or N problems found.",
-        discussion: "Torn tails are notes, not problems: a crash cuts unsynced writes, and open drops them quietly.")
+        discussion: """
+        Torn tails are notes, not problems: a crash cuts unsynced writes, and open \
+        drops them quietly. So are logs orphaned past a torn point and tails that an \
+        open after a crash wrote again. Exit code 0 with OK, 1 with N problems found.
+
+        Examples:
+          logtool verify state.lensdb
+          logtool verify state.lensdb --json --quiet
+        """)
 
     @OptionGroup var options: CommonOptions
 

@@ -29,21 +29,43 @@ public struct DumpedItem: Codable, Sendable {
 }
 
 extension StoreInspector {
-    /// Calls `body` with each transaction in the logs, in LSN order, from
-    /// `from` to `to` and, when `table` is set, only those touching it.
-    /// Damage is skipped as `.salvage` would, so a damaged store still dumps.
-    /// - Throws: ``InspectionError``, ``LogError`` for a log this version cannot read, or what `body` throws.
+    /// Calls `body` with each transaction that open would replay, in LSN
+    /// order, from `from` to `to` and, when `table` is set, only those
+    /// touching it, with only their operations on it (a record that does not
+    /// decode as a transaction is passed on too, with its problem).
+    ///
+    /// Follows the logs as `.salvage` recovery does: damage is skipped, a
+    /// log's tail that a later log wrote again is shown once, logs the
+    /// snapshot covers are left out. When no chain can be followed (no
+    /// usable snapshot), every log is dumped on its own, each LSN once.
+    /// Takes no lock and changes no file.
+    /// - Throws: ``InspectionError``, or what `body` throws.
     public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
-        for log in try listing().logs {
+        let listing = try listing()
+        var shown = Set<UInt64>()
+        let emit = { (record: LogRecord, file: String) throws in
+            guard record.lsn >= from, record.lsn <= to, shown.insert(record.lsn).inserted else { return }
+            var dumped = Self.dumped(record, file: file)
+            if let table {
+                dumped.operations.removeAll { $0.table != table }
+                if dumped.operations.isEmpty && dumped.problem == nil { return }
+            }
+            try body(dumped)
+        }
+        do {
+            let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
+            _ = try chain.recover(listing: listing, loadSnapshot: { _ in }, apply: emit)
+        } catch is RecoveryError {
+            try dumpEachLog(listing, emit)
+        }
+    }
+
+    private func dumpEachLog(_ listing: StoreDirectory.Listing, _ emit: (LogRecord, String) throws -> Void) throws {
+        for log in listing.logs {
             // A log whose header does not verify holds nothing dump can show;
             // verify reports it.
             guard var reader = try? LogReader(bytes: read(log.path), path: log.path, policy: .salvage) else { continue }
-            while let record = try reader.next() {
-                guard record.lsn >= from, record.lsn <= to else { continue }
-                let dumped = Self.dumped(record, file: log.path)
-                if let table, !dumped.operations.contains(where: { $0.table == table }) { continue }
-                try body(dumped)
-            }
+            while let record = try reader.next() { try emit(record, log.path) }
         }
     }
 
