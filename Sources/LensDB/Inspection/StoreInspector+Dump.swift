@@ -39,24 +39,34 @@ extension StoreInspector {
     /// snapshot covers are left out. When no chain can be followed (no
     /// usable snapshot), every log is dumped on its own, each LSN once.
     /// Takes no lock and changes no file.
+    ///
+    /// On a store that a program writes meanwhile, a log that a compaction
+    /// removes mid-dump makes dump follow the new chain, skipping the LSNs
+    /// already shown; those the new snapshot took over are not shown again
+    /// (`dumpSnapshot` shows the state).
     /// - Throws: ``InspectionError``, or what `body` throws.
     public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
-        let listing = try listing()
-        var shown = Set<UInt64>()
-        let emit = { (record: LogRecord, file: String) throws in
-            guard record.lsn >= from, record.lsn <= to, shown.insert(record.lsn).inserted else { return }
-            var dumped = Self.dumped(record, file: file)
-            if let table {
-                dumped.operations.removeAll { $0.table != table }
-                if dumped.operations.isEmpty && dumped.problem == nil { return }
+        // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
+        try withoutActuallyEscaping(body) { body in
+            var shown = Set<UInt64>()
+            let emit = { (record: LogRecord, file: String) throws in
+                guard record.lsn >= from, record.lsn <= to, shown.insert(record.lsn).inserted else { return }
+                var dumped = Self.dumped(record, file: file)
+                if let table {
+                    dumped.operations.removeAll { $0.table != table }
+                    if dumped.operations.isEmpty && dumped.problem == nil { return }
+                }
+                do { try body(dumped) } catch { throw CallerError(error: error) }
             }
-            try body(dumped)
-        }
-        do {
-            let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
-            _ = try chain.recover(listing: listing, loadSnapshot: { _ in }, apply: emit)
-        } catch is RecoveryError {
-            try dumpEachLog(listing, emit)
+            try readingConsistently(isClean: { true }) {
+                let listing = try self.listing()
+                do {
+                    let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
+                    _ = try chain.recover(listing: listing, loadSnapshot: { _ in }, apply: emit)
+                } catch is RecoveryError {
+                    try dumpEachLog(listing, emit)
+                }
+            }
         }
     }
 

@@ -51,7 +51,15 @@ extension StoreInspector {
     /// The store's files and their roles, versions, LSN ranges, sizes and
     /// compression; its tables and root documents; what recovery would do now.
     /// - Throws: ``InspectionError/notAStore(path:reason:)``.
+    ///
+    /// On a store that a program writes meanwhile, a report that found
+    /// something wrong is made again while files change under it (see
+    /// ``readingConsistently(isClean:_:)``).
     public func info() throws -> InfoReport {
+        try readingConsistently(isClean: { $0.opensCleanly && $0.files.allSatisfy { $0.problem == nil } }, infoOnce)
+    }
+
+    private func infoOnce() throws -> InfoReport {
         let listing = try listing()
         var files = try listing.snapshots.map { try snapshotInfo($0.path) } + listing.logs.map { try logInfo($0.path) }
         files += listing.temporaries.map { FileInfo(role: .temporary, name: $0) }

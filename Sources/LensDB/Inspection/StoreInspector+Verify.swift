@@ -53,12 +53,20 @@ extension StoreInspector {
     /// a gap that a later record proves was durable is a problem.
     /// - Parameter progress: bytes done and total, after each file.
     /// - Throws: ``InspectionError/notAStore(path:reason:)`` only; damage is reported, not thrown.
+    ///
+    /// On a store that a program writes meanwhile, a run that found problems
+    /// is made again while files change under it, so that a log compacted
+    /// away or grown mid-read is not reported as damage.
     public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws -> VerifyReport {
+        try readingConsistently(isClean: \.isOK) { try verifyOnce(progress: progress) }
+    }
+
+    private func verifyOnce(progress: (Int64, Int64) -> Void) throws -> VerifyReport {
         let listing = try listing()
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
-        let generation = verifyChain(into: &report)
+        let (generation, cutWhileNew) = verifyChain(into: &report)
         let total = (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path) }
         for snapshot in listing.snapshots {
             verifySnapshot(snapshot.path, into: &report)
@@ -68,15 +76,16 @@ extension StoreInspector {
             if log.generation < generation {
                 report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
             }
-            verifyLog(log.path, into: &report)
+            verifyLog(log.path, cutWhileNew: cutWhileNew.contains(log.path), into: &report)
             progress(report.bytesRead, total)
         }
         return report
     }
 
     /// The checks across files, as open makes them; returns the generation
-    /// of the snapshot open would start from (0 for none).
-    private func verifyChain(into report: inout VerifyReport) -> UInt64 {
+    /// of the snapshot open would start from (0 for none) and the logs whose
+    /// header no record vouches for (cut while new, or being created now).
+    private func verifyChain(into report: inout VerifyReport) -> (UInt64, Set<String>) {
         do {
             let (_, recovery) = try recoveredState(policy: .salvage)
             report.notes += recovery.orphanedLogs.map {
@@ -88,7 +97,7 @@ extension StoreInspector {
                 .init(file: $0.file, offset: 0, lsn: $0.range.lostLSNs.lowerBound,
                       message: "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) are missing before this log, and a later record proves they were durable")
             }
-            return recovery.snapshot?.generation ?? 0
+            return (recovery.snapshot?.generation ?? 0, Set(recovery.tornTails.filter { $0.offset == 0 }.map(\.file)))
         } catch let error as RecoveryError {
             if case let .missingRecords(file, expected, first) = error {
                 report.problems.append(.init(file: file, offset: 0, lsn: expected,
@@ -99,7 +108,7 @@ extension StoreInspector {
         } catch {
             report.problems.append(.init(file: path, error: error, prefix: "open would fail even with salvage: "))
         }
-        return 0
+        return (0, [])
     }
 
     private func size(of file: String) -> Int64 {
@@ -132,11 +141,19 @@ extension StoreInspector {
 
     /// Checks one log on its own: header, checksums, LSNs in sequence, every
     /// record a transaction, every value decodable.
-    private func verifyLog(_ file: String, into report: inout VerifyReport) {
+    /// A log `cutWhileNew` whose header does not verify is a note: its
+    /// header was never synced, so it holds nothing that was acknowledged.
+    private func verifyLog(_ file: String, cutWhileNew: Bool, into report: inout VerifyReport) {
         do {
             let bytes = try read(file)
             report.bytesRead += Int64(bytes.count)
-            var reader = try LogReader(bytes: bytes, path: file, policy: .salvage)
+            let opened = Result { () throws(LogError) in try LogReader(bytes: bytes, path: file, policy: .salvage) }
+            if case let .failure(error) = opened, cutWhileNew {
+                let reason = stripping(file, from: "\(error)")
+                report.notes.append("\(file): a log cut while new (\(reason)), or being created now; no record vouches for it, and open removes it")
+                return
+            }
+            var reader = try opened.get()
             while let record = try reader.next() {
                 report.recordsChecked += 1
                 check(Self.dumped(record, file: file), into: &report)
