@@ -41,6 +41,25 @@ import Testing
         #expect(try logtool("verify", store).status == 1, "the input is untouched")
     }
 
+    @Test func snapshotOfANewerFormatVersionIsAProblemAndRepairRefusesToGuess() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try stores.healthy(compacted: true)
+        try stores.edit(try stores.snapshotPath(store)) { bytes in
+            bytes[8] = 2
+            let crc = CRC32C.checksum(Array(bytes[0..<32]))
+            for index in 0..<4 { bytes[32 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        }
+        let verify = try logtool("verify", store)
+        #expect(verify.status == 1)
+        #expect(verify.out.contains("snapshot format version 2 is newer than this LensDB reads"))
+        let output = "\(stores.directory.path)/out.lensdb"
+        let repair = try logtool("repair", store, "--output", output)
+        #expect(repair.status == 1)
+        #expect(repair.err.contains("use a newer LensDB"))
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test func compactReplacesTheLogsWithASnapshotAndKeepsTheState() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }

@@ -13,8 +13,14 @@ struct Demo: ParsableCommand {
 
     func run() throws {
         let lsn = try DemoStore.write(at: options.store)
-        if options.json { return try printJSON(["store": options.store, "lastLSN": "\(lsn)"]) }
+        if options.json { return try printJSON(DemoReport(store: options.store, lastLSN: lsn)) }
         if options.quiet { return }
         print("wrote a sample store at \(options.store) (last LSN \(lsn)); try: logtool info \(options.store)")
     }
+}
+
+/// What `logtool demo --json` prints.
+struct DemoReport: Encodable {
+    var store: String
+    var lastLSN: UInt64
 }
