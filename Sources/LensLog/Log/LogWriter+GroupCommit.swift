@@ -31,12 +31,28 @@ extension LogWriter {
             } else if let failure = state.failure {
                 throw failure
             } else if state.leaderActive {
-                lock.wait(for: signal)
+                spinThenWait(signal)
                 continue
             }
             lead(signal)
             turnsLed += 1
         }
+    }
+
+    /// Waits for the leader's turn to end: first by yielding the CPU while
+    /// watching the turn counter, for up to one sync's time, since a sleeping
+    /// thread takes longer to wake than a short sync takes; then asleep.
+    /// Called and returns with the lock held.
+    private func spinThenWait(_ signal: Signal) {
+        let seen = turnsEnded.withLock { $0 }
+        let budget = state.lastSyncNanoseconds
+        lock.unlock()
+        let start = monotonicNanoseconds()
+        while turnsEnded.withLock { $0 } == seen && monotonicNanoseconds() - start < budget {
+            sched_yield()
+        }
+        lock.lock()
+        if turnsEnded.withLock { $0 } == seen && state.leaderActive { lock.wait(for: signal) }
     }
 
     /// How many turns a leader may lead for others after its own commit.
@@ -94,6 +110,7 @@ extension LogWriter {
         if needsSync { state.lastSyncNanoseconds = took }
         state.recentGroup = max(batch.count, state.recentGroup - 1)
         state.leaderActive = false
+        turnsEnded.withLock { $0 += 1 }
         defer { wakeWaiters() }
         switch outcome {
         case .success(let newAllocatedEnd):

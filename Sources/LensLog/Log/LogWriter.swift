@@ -56,6 +56,8 @@ public final class LogWriter: @unchecked Sendable {
     let options: LogWriterOptions
     let seed: UInt32
     let lock = ConditionLock()
+    /// Leader turns completed: what waiters watch while they spin.
+    let turnsEnded = Locked(0)
     var state: WriterState
     private var timer: DispatchSourceTimer?
 
