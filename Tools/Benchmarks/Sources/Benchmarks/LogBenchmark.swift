@@ -3,7 +3,7 @@ import Foundation
 import LensLog
 
 /// Durable commits/s of LensDB's log against raw write+fdatasync loops on
-/// the same disk, and group commit with 8 writers; all five loops take turns
+/// the same disk, and group commit with 2–16 writers; all the loops take turns
 /// in short windows (see `interleave`), so their ratios come from the same
 /// spells of the machine.
 let logWorkload = Workload(
@@ -22,16 +22,20 @@ let logWorkload = Workload(
     let rawPreallocated = try RawLog(path: nextPath(), frame: frame, preallocate: true)
     let lens = try lensWriter(path: nextPath(), preallocationChunk: 4 << 20)
     let lensNoPreallocation = try lensWriter(path: nextPath(), preallocationChunk: 0)
-    let shared = try lensWriter(path: nextPath(), preallocationChunk: 4 << 20)
-    defer { for writer in [lens, lensNoPreallocation, shared] { writer.close() } }
+    // Several writer counts, each with its own log, show the shape of group
+    // commit's cost: what a batch costs beyond a lone commit, and per writer.
+    let writerCounts = [2, 4, 8, 16]
+    let shared = try writerCounts.map { _ in try lensWriter(path: nextPath(), preallocationChunk: 4 << 20) }
+    defer { for writer in [lens, lensNoPreallocation] + shared { writer.close() } }
 
     let results = try interleave([
         Contender(name: "raw append") { rawAppend.run(until: $0) },
         Contender(name: "raw preallocated") { rawPreallocated.run(until: $0) },
         Contender(name: "LensDB") { try appendLoop(lens, payload, until: $0) },
         Contender(name: "LensDB, no preallocation") { try appendLoop(lensNoPreallocation, payload, until: $0) },
-        Contender(name: "LensDB, 8 writers") { concurrentLoop(shared, payload, threads: 8, until: $0) },
-    ], rounds: 10, window: 0.3)
+    ] + zip(writerCounts, shared).map { threads, writer in
+        Contender(name: "LensDB, \(threads) writers") { concurrentLoop(writer, payload, threads: threads, until: $0) }
+    }, rounds: 10, window: 0.3)
 
     let bestRaw = { (round: Int) in max(results.roundRates[0][round], results.roundRates[1][round]) }
     let best = max(results.rate(0), results.rate(1))
@@ -48,15 +52,18 @@ let logWorkload = Workload(
         + "LensDB \(String(format: "%.2f", results.rate(2) / results.rate(3)))×\n")
 
     // A batch's cycle (sync, gathering, waking the writers) against a lone
-    // commit's shows what keeps 8 writers below 8×, given full groups.
-    let statistics = shared.statistics
-    let group = Double(statistics.records) / Double(max(statistics.batches, 1))
-    printTable(["writers", "commits/s", "vs 1 writer", "per round: median (min–max)", "records per batch", "µs per batch"], [
-        ["1", format(results.rate(2)), "1.00×", "", "1.00", format(1e6 / results.rate(2))],
-        ["8", format(results.rate(4)), String(format: "%.2f×", results.rate(4) / results.rate(2)),
-         timesSpread(results.roundRatios(4) { results.roundRates[2][$0] }),
-         String(format: "%.2f", group), format(1e6 * group / results.rate(4))],
-    ])
+    // commit's shows what keeps full groups below their size in speed-up.
+    let single = results.rate(2)
+    var rows = [["1", format(single), "1.00×", "", "1.00", format(1e6 / single)]]
+    for (offset, (threads, writer)) in zip(writerCounts, shared).enumerated() {
+        let index = 4 + offset
+        let statistics = writer.statistics
+        let group = Double(statistics.records) / Double(max(statistics.batches, 1))
+        rows.append(["\(threads)", format(results.rate(index)), String(format: "%.2f×", results.rate(index) / single),
+                     timesSpread(results.roundRatios(index) { results.roundRates[2][$0] }),
+                     String(format: "%.2f", group), format(1e6 * group / results.rate(index))])
+    }
+    printTable(["writers", "commits/s", "vs 1 writer", "per round: median (min–max)", "records per batch", "µs per batch"], rows)
 }
 
 /// The disk's own rate: pwrite one frame and fdatasync, in a loop, either
