@@ -38,13 +38,9 @@ extension LogChain {
     /// log with a valid header starts there. Asked only when every snapshot
     /// failed, since a finished compaction deletes the logs before it.
     private func logsStartAtTheBeginning(_ listing: StoreDirectory.Listing) throws -> Bool {
+        // A log cut while new holds nothing: look at the next one.
         for log in listing.logs {
-            let file = try directory.fileSystem.openFile(at: log.path, mode: .readOnly)
-            defer { file.close() }
-            let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
-            // A log cut while new holds nothing: look at the next one.
-            guard let header = try? head.withUnsafeBytes({ try LogFileHeader(decoding: $0, file: log.path) }) else { continue }
-            return header.firstLSN == 1
+            if let first = try firstLSN(of: log.path) { return first == 1 }
         }
         return false
     }

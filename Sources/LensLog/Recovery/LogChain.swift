@@ -107,7 +107,7 @@ public struct LogChain {
     }
 
     /// The first LSN of a log whose header verifies; nil for a log cut while new.
-    private func firstLSN(of path: String) throws -> UInt64? {
+    func firstLSN(of path: String) throws -> UInt64? {
         let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
         defer { file.close() }
         let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
