@@ -94,7 +94,7 @@ extension StoreInspector {
         var info = FileInfo(role: .snapshot, name: file, size: Int64(bytes.count))
         do {
             let snapshot = try SnapshotFile(bytes: bytes, path: file)
-            info.formatVersion = bytes.littleEndianUInt32(at: 8)
+            info.formatVersion = snapshot.version
             info.generation = snapshot.generation
             info.lastLSN = snapshot.lastLSN
             var raw = 0
@@ -161,11 +161,5 @@ extension SnapshotItem {
         case let .entry(_, key, value): 4 + key.count + value.count
         case let .root(name, value): 3 + name.utf8.count + value.count
         }
-    }
-}
-
-extension Array where Element == UInt8 {
-    func littleEndianUInt32(at offset: Int) -> UInt32 {
-        (0..<4).reduce(UInt32(0)) { $0 | UInt32(self[offset + $1]) << (8 * UInt32($1)) }
     }
 }

@@ -6,6 +6,8 @@
 /// all items into fresh state and discard it on a throw.
 public struct SnapshotFile: Sendable {
     public let path: String
+    /// The format version the file was written with.
+    public let version: UInt32
     public let generation: UInt64
     /// The last LSN whose effects the snapshot holds.
     public let lastLSN: UInt64
@@ -42,6 +44,7 @@ public struct SnapshotFile: Sendable {
         }
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<(bytes.count - 4)])) }
         guard crc == bytes.littleEndian(at: bytes.count - 4, as: UInt32.self) else { throw .checksumMismatch(file: path) }
+        self.version = version
         generation = bytes.littleEndian(at: 16)
         lastLSN = bytes.littleEndian(at: 24)
         chunkCount = bytes.littleEndian(at: trailerStart + 8)
