@@ -122,7 +122,7 @@ extension Store {
     /// Takes the store's lock, trying for up to 200 ms: a process that spawns
     /// a child lends it every descriptor between fork and exec, so a lock
     /// just released can look held for a moment.
-    private static func takeLock(_ directory: StoreDirectory) throws -> any FileLock {
+    static func takeLock(_ directory: StoreDirectory) throws -> any FileLock {
         var attempt = 0
         while true {
             do {

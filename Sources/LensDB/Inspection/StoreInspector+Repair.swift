@@ -118,9 +118,9 @@ extension StoreInspector {
     private func takeLock() throws -> any FileLock {
         _ = try listing()
         do {
-            return try fileSystem.lockFile(at: directory.lockPath)
-        } catch let error as StorageError where error.code == .locked {
-            throw InspectionError.locked(path: path, holder: error.lockHolder)
+            return try Store.takeLock(directory)
+        } catch let StoreError.locked(_, holder) {
+            throw InspectionError.locked(path: path, holder: holder)
         }
     }
 
