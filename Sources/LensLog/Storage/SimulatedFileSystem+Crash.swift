@@ -78,8 +78,11 @@ extension SimulatedFileSystem {
     public func crash(using random: inout some RandomNumberGenerator, model: CrashModel = .default) {
         state.withLock { state in
             state.revertDirectories()
-            for (id, inode) in state.inodes {
-                state.inodes[id] = inode.afterCrash(model: model, random: &random)
+            // In inode order: fates are drawn from one stream, and a
+            // dictionary's order changes from process to process, which
+            // would make a crash seed replay differently.
+            for id in state.inodes.keys.sorted() {
+                state.inodes[id] = state.inodes[id]!.afterCrash(model: model, random: &random)
             }
             state.openHandles = []
             state.locks = [:]

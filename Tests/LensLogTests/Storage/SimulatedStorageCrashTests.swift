@@ -77,6 +77,24 @@ func writeDurably(_ bytes: [UInt8], to path: String, in fileSystem: SimulatedFil
         #expect(sawMixed, "twenty torn writes never kept some sectors and dropped others")
     }
 
+    /// Within one write, any subset of its sectors may reach the disk, not
+    /// only a prefix: a later sector survives while an earlier one is lost,
+    /// as when a group commit's batch keeps a record past a lost one.
+    @Test func tornWriteCanKeepALaterSectorAndLoseAnEarlierOne() throws {
+        var sawHole = false
+        for seed in UInt64(0)..<20 {
+            let fileSystem = try makeSimulatedStore()
+            try writeDurably([], to: "s/a", in: fileSystem)
+            let file = try fileSystem.openFile(at: "s/a", mode: .readWrite)
+            try file.write([UInt8](repeating: 0xBB, count: 4096), at: 0)
+            fileSystem.crash(seed: seed, model: .tearAll)
+            let after = try #require(fileSystem.contents(of: "s/a"))
+            let kept = (0..<8).map { sector in after.count > sector * 512 && after[sector * 512] == 0xBB }
+            sawHole = sawHole || zip(kept, kept.dropFirst()).contains { !$0 && $1 }
+        }
+        #expect(sawHole, "twenty torn writes never kept a sector after a lost one")
+    }
+
     @Test func garbledWriteChangesOnlyItsOwnSectors() throws {
         let fileSystem = try makeSimulatedStore()
         try writeDurably([UInt8](repeating: 0xAA, count: 2048), to: "s/a", in: fileSystem)
