@@ -111,10 +111,13 @@ public final class Store: Sendable {
     /// releases the lock. Later writes throw ``StoreError/closed(path:)``;
     /// reads keep working. Idempotent.
     public func close() {
-        let log: LogWriter? = writer.withLock { side in
+        let (log, wasClosed) = writer.withLock { side in
             defer { side.log = nil; side.closed = true }
-            return side.closed ? nil : side.log
+            return (side.log, side.closed)
         }
+        // Only the first close may judge the end clean: a later one (deinit
+        // after close, say) knows nothing of whether that flush succeeded.
+        guard !wasClosed else { return }
         // A failed final flush has nobody to tell; an acknowledged `.full`
         // commit is already durable, and `.buffered` ones promised no more.
         let flushed = log.map { (try? $0.flush()) != nil } ?? true
