@@ -50,7 +50,7 @@ struct CrashFuzz: ParsableCommand {
                 for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
                     let crashSeed = workloadSeed &* 31 &+ UInt64(point * 3 + index)
                     if let violation = CrashCheck.check(workload, cutPoint: point, crashSeed: crashSeed, model: model) {
-                        print("\(violation) [crash model \(index)]")
+                        print("\(violation) [crash model \(index)], found after \(tested) crash points")
                         print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point)")
                         throw ExitCode(1)
                     }

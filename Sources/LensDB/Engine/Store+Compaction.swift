@@ -24,11 +24,13 @@ extension Store {
     public func compact() throws {
         guard let directory else { return }
         guard beginCompaction() else { return }
-        defer { compaction.withLock { $0.running = false } }
-        try runCompaction(directory)
+        defer { endCompaction() }
+        let swapped = try swapInNextLog(directory)
+        try writeSnapshot(after: swapped, in: directory)
     }
 
-    private func beginCompaction() -> Bool {
+    /// Claims the one compaction slot; false when a compaction is running.
+    func beginCompaction() -> Bool {
         compaction.withLock { side in
             guard !side.running else { return false }
             side.running = true
@@ -36,7 +38,19 @@ extension Store {
         }
     }
 
-    private func runCompaction(_ directory: StoreDirectory) throws {
+    func endCompaction() {
+        compaction.withLock { $0.running = false }
+    }
+
+    /// A log swapped in: the version the snapshot will hold and its generation.
+    struct SwappedLog: Sendable {
+        var version: StoreState
+        var generation: UInt64
+    }
+
+    /// Steps 1–3. From here on, commits go to the new log while the snapshot
+    /// is still to be written.
+    func swapInNextLog(_ directory: StoreDirectory) throws -> SwappedLog {
         let generation = try writer.withLock { side throws -> UInt64 in
             try checkWritable(side)
             return side.generation + 1
@@ -50,8 +64,14 @@ extension Store {
             compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
             oldLog.close()
         }
-        let size = try Store.writeSnapshot(of: version, generation: generation, in: directory, compression: options.compression)
-        try removeFiles(olderThan: generation, in: directory)
+        return SwappedLog(version: version, generation: generation)
+    }
+
+    /// Steps 4–6.
+    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory) throws {
+        let size = try Store.writeSnapshot(
+            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression)
+        try removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size
             $0.olderLogBytes = 0

@@ -16,7 +16,16 @@ extension Store {
     ///   reads keep serving the last acknowledged state.
     @discardableResult
     public func write<T>(durability: Durability? = nil, _ body: (inout Transaction) throws -> T) throws -> T {
-        let (result, commit) = try writer.withLock { side throws -> (T, Commit?) in
+        let (result, commit) = try stage(body)
+        try finish(commit, durability: durability ?? options.durability)
+        return result
+    }
+
+    /// The half of a write that holds the writers' lock: runs `body` on the
+    /// newest state and queues its record, without waiting for any I/O.
+    /// The record's LSN is fixed here; ``finish(_:durability:)`` waits for it.
+    func stage<T>(_ body: (inout Transaction) throws -> T) throws -> (T, Commit) {
+        try writer.withLock { side throws -> (T, Commit) in
             try checkWritable(side)
             var transaction = Transaction(base: side.head)
             let result = try body(&transaction)
@@ -42,8 +51,6 @@ extension Store {
             side.head = next
             return (result, Commit(state: next, log: side.log))
         }
-        if let commit { try finish(commit, durability: durability ?? options.durability) }
-        return result
     }
 
     struct Commit {
@@ -53,7 +60,7 @@ extension Store {
 
     /// Waits for the commit's durability outside the writers' lock, so that
     /// concurrent commits share one sync, then publishes it.
-    private func finish(_ commit: Commit, durability: Durability) throws {
+    func finish(_ commit: Commit, durability: Durability) throws {
         if let log = commit.log {
             do { try log.wait(for: commit.state.lsn, durability: durability) } catch { throw fail(error) }
         }

@@ -8,12 +8,25 @@ public enum CrashStep: Sendable, CustomStringConvertible {
     case flush
     /// `store.compact()`: a snapshot replaces the logs.
     case compact
+    /// Several transactions written by one group commit (one write call, one
+    /// sync for `.full`), as concurrent committers are.
+    case group([[ModelOperation]], Durability)
+    /// A compaction's log swap, with its snapshot left for
+    /// ``finishCompaction``: the commits in between land in the new log
+    /// while only the old snapshot is in effect, as they do while a
+    /// background compaction writes its snapshot.
+    case beginCompaction
+    /// Writes the snapshot of the compaction begun last; nothing when none is paused.
+    case finishCompaction
 
     public var description: String {
         switch self {
         case let .write(operations, durability): "write \(operations.count) ops \(durability)"
         case .flush: "flush"
         case .compact: "compact"
+        case let .group(transactions, durability): "group of \(transactions.count) \(durability)"
+        case .beginCompaction: "begin compaction"
+        case .finishCompaction: "finish compaction"
         }
     }
 }
@@ -37,16 +50,24 @@ public struct CrashWorkload: Sendable {
         var random = SeededGenerator(seed: seed)
         var steps: [CrashStep] = []
         for _ in 0..<count {
+            let durability: Durability = Bool.random(using: &random) ? .full : .buffered
             switch Int.random(in: 0..<100, using: &random) {
-            case 0..<8: steps.append(.compact)
-            case 8..<14: steps.append(.flush)
+            case 0..<5: steps.append(.compact)
+            case 5..<9: steps.append(.beginCompaction)
+            case 9..<13: steps.append(.finishCompaction)
+            case 13..<19: steps.append(.flush)
+            case 19..<31:
+                let transactions = (0..<Int.random(in: 2...5, using: &random)).map { _ in Self.transaction(&random) }
+                steps.append(.group(transactions, durability))
             default:
-                let operations = (0..<Int.random(in: 1...4, using: &random)).map { _ in Self.operation(&random) }
-                let durability: Durability = Bool.random(using: &random) ? .full : .buffered
-                steps.append(.write(operations, durability))
+                steps.append(.write(Self.transaction(&random), durability))
             }
         }
         self.steps = steps
+    }
+
+    private static func transaction(_ random: inout SeededGenerator) -> [ModelOperation] {
+        (0..<Int.random(in: 1...4, using: &random)).map { _ in operation(&random) }
     }
 
     private static func operation(_ random: inout SeededGenerator) -> ModelOperation {
