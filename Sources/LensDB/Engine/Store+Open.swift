@@ -58,6 +58,7 @@ extension Store {
                 opened.generation += 1
                 if !closedCleanly && !unproven.isEmpty {
                     opened.log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
+                    try removeLogs(supersededBy: opened.log!, report, directory)
                 }
             }
             opened.statistics.seconds = (ContinuousClock.now - started).seconds
@@ -80,23 +81,36 @@ extension Store {
     /// records read may exist only in this boot's page cache: after a failed
     /// fsync, Linux may never write them, and a new commit must not build on
     /// them. So they are written again, into a new log that starts at the
-    /// first unproven LSN, and synced before the store opens. Later opens
-    /// read the new log in place of the old tail (`LogChain` caps a log at
-    /// the next one's first LSN).
+    /// first unproven LSN and that appears under its name only once synced
+    /// whole (``LogWriter/createHolding(_:fileSystem:path:generation:firstLSN:options:)``).
+    /// Later opens read the new log in place of the old tail (`LogChain`
+    /// caps a log at the next one's first LSN).
     private static func relog(
         _ records: [LogRecord], from provenLSN: UInt64, generation: UInt64, in directory: StoreDirectory, options: StoreOptions
     ) throws -> LogWriter {
-        let log = try LogWriter.create(
-            fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
-            generation: generation, firstLSN: provenLSN + 1, options: logOptions(options))
-        do {
-            for record in records { _ = try log.enqueue(record.payload, type: record.type) }
-            try log.flush()
-            return log
-        } catch {
-            log.close()
-            throw error
-        }
+        try LogWriter.createHolding(
+            records.map { ($0.type, $0.payload) }, fileSystem: directory.fileSystem,
+            path: directory.logPath(generation: generation), generation: generation,
+            firstLSN: provenLSN + 1, options: logOptions(options))
+    }
+
+    /// Removes the logs that `relog` now supersedes entirely: each record
+    /// they hold is in it. Later opens would skip them anyway; removing them
+    /// keeps the directory to the files that matter.
+    private static func removeLogs(supersededBy relog: LogWriter, _ report: RecoveryReport, _ directory: StoreDirectory) throws {
+        let superseded = report.logsRead.filter { $0.firstLSN >= relog.header.firstLSN }.map(\.path)
+        try remove(superseded, keepingTheLogOf: report.snapshot, directory)
+    }
+
+    /// Removes `logs` except the log of the snapshot in effect, whose presence
+    /// tells open that this snapshot is the current one (``LogChain``), and
+    /// syncs the directory.
+    private static func remove(_ logs: [String], keepingTheLogOf snapshot: SnapshotSummary?, _ directory: StoreDirectory) throws {
+        let marker = snapshot.map { directory.logPath(generation: $0.generation) }
+        let removed = logs.filter { $0 != marker }
+        guard !removed.isEmpty else { return }
+        for log in removed { try directory.fileSystem.removeFile(at: log) }
+        try directory.fileSystem.syncDirectory(at: directory.path)
     }
 
     static func logOptions(_ options: StoreOptions) -> LogWriterOptions {
@@ -106,17 +120,27 @@ extension Store {
         return log
     }
 
-    /// Creates the store's directory and makes its entry durable. A directory
-    /// that holds no snapshot or log yet gets its entry synced again: an
-    /// earlier open may have created it and failed before that sync.
+    /// Creates the store's directory, and any missing ancestors, and makes
+    /// each new entry durable: a name is durable only once its parent
+    /// directory is synced, so every directory created gets its parent
+    /// synced, not only the last. A directory that holds no snapshot or log
+    /// yet gets its entry synced again: an earlier open may have created it
+    /// and failed before that sync.
     private static func createStoreDirectory(_ path: String, fileSystem: any FileSystem) throws {
         if fileSystem.fileExists(at: path) {
             let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
             guard listing.logs.isEmpty && listing.snapshots.isEmpty else { return }
-        } else {
-            try fileSystem.createDirectory(at: path)
+            try fileSystem.syncDirectory(at: parentDirectory(of: path))
+            return
         }
-        try fileSystem.syncDirectory(at: parentDirectory(of: path))
+        var missing = [path]
+        while case let parent = parentDirectory(of: missing.last!), parent != missing.last!, !fileSystem.fileExists(at: parent) {
+            missing.append(parent)
+        }
+        for directory in missing.reversed() {
+            try fileSystem.createDirectory(at: directory)
+            try fileSystem.syncDirectory(at: parentDirectory(of: directory))
+        }
     }
 
     /// Takes the store's lock, trying for up to 200 ms: a process that spawns
@@ -146,13 +170,12 @@ extension Store {
         listing.temporaries = []
     }
 
-    /// Logs the snapshot covers, and logs past a torn point that hold only
-    /// records that were never durable.
+    /// Logs the snapshot covers, logs a later log supersedes, and logs that
+    /// hold only records that were never durable (past a torn point, or cut
+    /// while new). None holds a record the recovered state needs.
     private static func removeUnneededLogs(_ report: RecoveryReport, _ directory: StoreDirectory) throws {
-        let unneeded = report.obsoleteLogs + report.orphanedLogs
-        guard !unneeded.isEmpty else { return }
-        for file in unneeded { try directory.fileSystem.removeFile(at: file) }
-        try directory.fileSystem.syncDirectory(at: directory.path)
+        let unneeded = report.obsoleteLogs + report.supersededLogs + report.orphanedLogs + report.logsCutWhileNew
+        try remove(unneeded, keepingTheLogOf: report.snapshot, directory)
     }
 
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {

@@ -136,6 +136,8 @@ extension StoreInspector {
         lines += recovery.tornTails.map { "cuts a torn tail of \($0.bytesDropped) bytes at offset \($0.offset) of \($0.file) (unsynced writes of a crash)" }
         lines += recovery.orphanedLogs.map { "removes \($0): it starts past a torn point and holds only unsynced records" }
         lines += recovery.obsoleteLogs.map { "removes \($0): the snapshot covers it" }
+        lines += recovery.supersededLogs.map { "skips and removes \($0): a later log holds everything from its first LSN on" }
+        lines += recovery.logsCutWhileNew.map { "removes \($0): cut while new, it holds nothing durable" }
         lines += recovery.damagedSnapshots.map { "sets aside \($0.path): \($0.problem)" }
         lines += recovery.dropped.map {
             "drops LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) at offset \($0.range.offset) of \($0.file): \($0.range.reason.rawValue)"

@@ -91,13 +91,16 @@ extension StoreInspector {
             report.notes += recovery.orphanedLogs.map {
                 "\($0): starts past the end of the log before it and holds only unsynced records (a crash); open removes it"
             }
+            report.notes += recovery.supersededLogs.map {
+                "\($0): a later log holds everything from its first LSN on (written again after a crash); never read, and open removes it"
+            }
             // Damage inside a log is reported by verifyLog with its offset;
             // here only what lies between files.
             report.problems += recovery.dropped.filter { $0.range.reason == .lsnOutOfSequence }.map {
                 .init(file: $0.file, offset: 0, lsn: $0.range.lostLSNs.lowerBound,
                       message: "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) are missing before this log, and a later record proves they were durable")
             }
-            return (recovery.snapshot?.generation ?? 0, Set(recovery.tornTails.filter { $0.offset == 0 }.map(\.file)))
+            return (recovery.snapshot?.generation ?? 0, Set(recovery.logsCutWhileNew))
         } catch let error as RecoveryError {
             if case let .missingRecords(file, expected, first) = error {
                 report.problems.append(.init(file: file, offset: 0, lsn: expected,

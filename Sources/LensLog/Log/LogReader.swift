@@ -45,7 +45,7 @@ public struct LogReader: Sendable {
     public private(set) var end: LogEnd?
 
     private let bytes: [UInt8]
-    private let policy: RecoveryPolicy
+    private var policy: RecoveryPolicy
     private let seed: UInt32
     private var offset = LogFormat.fileHeaderSize
     private var expectedLSN: UInt64
@@ -184,13 +184,27 @@ enum Resync {
 }
 
 extension LogReader {
-    /// Whether `bytes` (a whole log file) holds a record that verifies under
-    /// `generation` and says LSN `lsn` was already durable when it was written.
-    /// Used where a header or a whole file is missing: proof that synced data was lost.
-    public static func vouches(for lsn: UInt64, in bytes: [UInt8], generation: UInt64) -> Bool {
-        bytes.withUnsafeBytes {
-            Resync.scan($0, from: min(LogFormat.fileHeaderSize, $0.count), expecting: lsn,
-                        seed: RecordFrame.seed(generation: generation)).proof != nil
+    /// Whether this log, read in order from where the reader stands to its
+    /// end, says LSN `lsn` was already durable: a record accepted in order
+    /// whose synced LSN covers it, or damage at or after `lsn` that a later
+    /// record proves durable (which covers `lsn` too). Asked where a header
+    /// or the records before a log are missing: proof that synced data was lost.
+    ///
+    /// Leftovers past a torn point are not part of the log and prove
+    /// nothing: they are what remains of a write that never completed, and
+    /// an open that cut them and went on must not be judged by them later.
+    /// A record of a newer format counts as proof, so that nothing is
+    /// discarded on the strength of a record this version cannot read.
+    public func vouches(for lsn: UInt64) -> Bool {
+        var reader = self
+        reader.policy = .strict
+        do {
+            while let record = try reader.next() {
+                if record.syncedLSN >= lsn { return true }
+            }
+            return false
+        } catch {
+            return true
         }
     }
 

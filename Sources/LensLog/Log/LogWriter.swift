@@ -118,9 +118,41 @@ public final class LogWriter: @unchecked Sendable {
         return writer
     }
 
-    init(file: any StoredFile, header: LogFileHeader, options: LogWriterOptions, predecessor: LogWriter?) {
+    /// Creates a log that holds `payloads` from its first record on, and
+    /// gives it its name only once every one of them is durable: the file is
+    /// written under `path` + ".tmp", synced, renamed to `path`, and the
+    /// directory synced. A crash before the rename leaves a temporary file,
+    /// which open removes; after it, the whole log.
+    ///
+    /// Recovery writes an unproven tail again this way. A log that starts at
+    /// an LSN earlier logs hold supersedes them from there on, so it must
+    /// never be seen half written: that would hide records they hold.
+    ///
+    /// - Throws: ``StorageError``, ``LogError``; the temporary file may remain.
+    public static func createHolding(
+        _ payloads: [(type: RecordType, payload: [UInt8])], fileSystem: any FileSystem, path: String,
+        generation: UInt64, firstLSN: UInt64, options: LogWriterOptions = LogWriterOptions()
+    ) throws -> LogWriter {
+        let temporary = path + StoreDirectory.temporarySuffix
+        let prepared = try PreparedLog(
+            fileSystem: fileSystem, path: temporary, generation: generation, options: options, syncingDirectory: false)
+        let writer = try prepared.start(firstLSN: firstLSN, predecessor: nil, naming: path)
+        do {
+            for record in payloads { _ = try writer.enqueue(record.payload, type: record.type) }
+            try writer.flush()
+            if payloads.isEmpty { try writer.file.sync(.data) }
+            try fileSystem.rename(temporary, to: path)
+            try fileSystem.syncDirectory(at: parentDirectory(of: path))
+        } catch {
+            writer.close()
+            throw error
+        }
+        return writer
+    }
+
+    init(file: any StoredFile, path: String, header: LogFileHeader, options: LogWriterOptions, predecessor: LogWriter?) {
         self.file = file
-        self.path = file.path
+        self.path = path
         self.header = header
         self.options = options
         seed = RecordFrame.seed(generation: header.generation)
@@ -237,16 +269,21 @@ public struct PreparedLog: Sendable {
     let generation: UInt64
     let options: LogWriterOptions
 
-    /// Creates the file, preallocates it, and syncs it and its directory entry.
+    /// Creates the file, preallocates it, and syncs it and (unless
+    /// `syncingDirectory` is false, for a file renamed into place later)
+    /// its directory entry.
     /// - Throws: ``StorageError`` (`.exists` when the file is already there).
-    public init(fileSystem: any FileSystem, path: String, generation: UInt64, options: LogWriterOptions) throws {
+    public init(
+        fileSystem: any FileSystem, path: String, generation: UInt64, options: LogWriterOptions,
+        syncingDirectory: Bool = true
+    ) throws {
         file = try fileSystem.openFile(at: path, mode: .createNew)
         do {
             if options.preallocationChunk > 0 {
                 try file.preallocate(at: 0, length: min(options.preallocationChunk, LogWriter.initialPreallocation))
             }
             try file.sync(.full)
-            try fileSystem.syncDirectory(at: parentDirectory(of: path))
+            if syncingDirectory { try fileSystem.syncDirectory(at: parentDirectory(of: path)) }
         } catch {
             file.close()
             throw error
@@ -257,11 +294,12 @@ public struct PreparedLog: Sendable {
 
     /// Writes the header (not synced: the writer's first sync covers it) and
     /// returns a writer whose first sync syncs `predecessor` before itself.
-    /// Cheap: one write to the page cache.
-    public func start(firstLSN: UInt64, predecessor: LogWriter?) throws -> LogWriter {
+    /// Cheap: one write to the page cache. `path` names the log in errors
+    /// when it will be renamed (default: where it was created).
+    public func start(firstLSN: UInt64, predecessor: LogWriter?, naming path: String? = nil) throws -> LogWriter {
         let header = LogFileHeader(generation: generation, firstLSN: firstLSN)
         try file.write(header.encoded(), at: 0)
-        return LogWriter(file: file, header: header, options: options, predecessor: predecessor)
+        return LogWriter(file: file, path: path ?? file.path, header: header, options: options, predecessor: predecessor)
     }
 
     /// Closes the file without using it.

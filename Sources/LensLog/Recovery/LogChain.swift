@@ -33,6 +33,14 @@ public struct LogChain {
     /// Replays the logs that continue `base` (all logs when nil), as
     /// ``recover(listing:loadSnapshot:apply:)`` does after choosing it.
     /// `logtool repair` calls this with a snapshot it salvaged chunk by chunk.
+    ///
+    /// Two rules make every open judge the same files alike (the log format
+    /// article, "Logs written again"):
+    /// - a log that a later log supersedes entirely is never read, not even
+    ///   as proof; a log superseded in part is read only up to the later
+    ///   log's first LSN;
+    /// - only records a reader accepts in order count as proof: leftovers
+    ///   past a torn point prove nothing.
     public func replayLogs(
         listing: StoreDirectory.Listing, after base: SnapshotSummary?, into report: inout RecoveryReport,
         apply: (LogRecord, _ file: String) throws -> Void
@@ -45,12 +53,17 @@ public struct LogChain {
         let starts = try logs.map { try firstLSN(of: $0.path) }
         for (index, log) in logs.enumerated() {
             // A later log that starts at or before an LSN this one holds was
-            // started by an open that re-logged an unproven tail: from there
-            // on, the later log is the record of what happened.
+            // started by an open that logged an unproven tail again (or by
+            // the first write after a torn point): from there on, the later
+            // log is the record of what happened.
             let cap = starts[(index + 1)...].compactMap { $0 }.min()
+            if let cap, cap <= starts[index] ?? expected {
+                report.supersededLogs.append(log.path)
+                continue
+            }
             let bytes = try readFile(log.path)
             guard var reader = try openReader(bytes, log, expected: expected, report: &report) else { continue }
-            report.logsRead.append(log.path)
+            let first = reader.header.firstLSN
             var capped = false
             while let record = try reader.next() {
                 if let cap, record.lsn >= cap {
@@ -67,12 +80,13 @@ public struct LogChain {
             }
             report.logBytes += reader.endOfRecords
             expected = capped ? cap! : reader.nextLSN
+            report.logsRead.append(ReplayedLog(path: log.path, firstLSN: first, lastLSN: expected - 1))
         }
         report.lastLSN = expected - 1
     }
 
     /// A reader positioned at the first record of `log`, or nil when the file
-    /// holds nothing that continues the chain (reported as torn or orphaned).
+    /// holds nothing that continues the chain (reported as cut while new or orphaned).
     private func openReader(
         _ bytes: [UInt8], _ log: (generation: UInt64, path: String), expected: UInt64, report: inout RecoveryReport
     ) throws -> LogReader? {
@@ -82,19 +96,21 @@ public struct LogChain {
         } catch {
             // A log's header becomes durable with its first sync, so a bad
             // header with no record vouching for it is a log cut while new.
-            guard LogReader.vouches(for: expected, in: bytes, generation: log.generation) else {
+            let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
+            let salvaged = LogReader(bytes: bytes, path: log.path, policy: policy, assumedHeader: assumed)
+            guard salvaged.vouches(for: expected) else {
                 report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(bytes.count { $0 != 0 }), reason: nil))
+                report.logsCutWhileNew.append(log.path)
                 return nil
             }
             guard policy == .salvage else { throw error }
-            let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
-            return LogReader(bytes: bytes, path: log.path, policy: policy, assumedHeader: assumed)
+            return salvaged
         }
         let first = reader.header.firstLSN
         if first == expected { return reader }
-        // A gap or an overlap: the log was started after a torn point that
-        // the chain no longer reaches. Only proof makes that corruption.
-        guard LogReader.vouches(for: expected, in: bytes, generation: log.generation) else {
+        // A gap: the log was started after a torn point that the chain no
+        // longer reaches. Only proof makes that corruption.
+        guard reader.vouches(for: expected) else {
             report.orphanedLogs.append(log.path)
             return nil
         }
@@ -107,7 +123,7 @@ public struct LogChain {
     }
 
     /// The first LSN of a log whose header verifies; nil for a log cut while new.
-    func firstLSN(of path: String) throws -> UInt64? {
+    public func firstLSN(of path: String) throws -> UInt64? {
         let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
         defer { file.close() }
         let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)

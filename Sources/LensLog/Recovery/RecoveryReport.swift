@@ -6,11 +6,18 @@ public struct RecoveryReport: Sendable, Equatable {
     /// Snapshots that failed validation, with why; set aside unless read-only.
     public var damagedSnapshots: [DamagedFile] = []
     /// Log files whose records were replayed, in order.
-    public var logsRead: [String] = []
+    public var logsRead: [ReplayedLog] = []
     /// Logs older than the snapshot: fully covered by it, deleted by compaction.
     public var obsoleteLogs: [String] = []
     /// Logs after a torn point that hold only records that were never durable.
     public var orphanedLogs: [String] = []
+    /// Logs whose header never reached the disk and that no record vouches
+    /// for: cut while new, holding nothing durable.
+    public var logsCutWhileNew: [String] = []
+    /// Logs a later log supersedes entirely: it starts at or before the
+    /// first LSN they would hold, because an open logged an unproven tail
+    /// again there. Never read; a writable open removes them.
+    public var supersededLogs: [String] = []
     public var recordsReplayed = 0
     /// Bytes of records (headers included, zero fill not) in the logs read.
     public var logBytes: Int64 = 0
@@ -29,6 +36,15 @@ public struct RecoveryReport: Sendable, Equatable {
 
     /// Bytes cut off as torn tails.
     public var tornBytes: Int64 { tornTails.reduce(0) { $0 + $1.bytesDropped } }
+}
+
+/// A log whose records recovery replayed.
+public struct ReplayedLog: Sendable, Equatable {
+    public var path: String
+    /// The LSN of its first record (as its header says, or as salvage assumed).
+    public var firstLSN: UInt64
+    /// The last LSN replayed from it (first LSN − 1 when none was).
+    public var lastLSN: UInt64
 }
 
 public struct SnapshotSummary: Sendable, Equatable {

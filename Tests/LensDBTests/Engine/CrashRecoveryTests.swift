@@ -62,4 +62,39 @@ import Testing
             }
         }
     }
+
+    /// Recovery itself loses power: after a crash that kept unsynced commits,
+    /// the next open must log them again, and a power cut at any of that
+    /// open's calls, under any crash model, must leave them all there for the
+    /// open after it. A re-log that could appear half written would hide them.
+    @Test func powerCutAtEveryCallOfTheReloggingOpenKeepsEveryRecord() throws {
+        let path = CrashCheck.storePath
+        func prepared() throws -> SimulatedFileSystem {
+            let fileSystem = SimulatedFileSystem()
+            let store = try Store(at: path, options: CrashCheck.options(fileSystem))
+            for index in 0..<6 {
+                try store.write(durability: index < 2 ? .full : .buffered) { tx in
+                    tx.put(Array(repeating: UInt8(index), count: 300), for: [UInt8(index)], in: "t")
+                }
+            }
+            fileSystem.powerCut(afterMutatingCalls: 0)
+            store.close()
+            fileSystem.crash(seed: 1, model: .keepAll)
+            return fileSystem
+        }
+        let reference = try prepared()
+        let before = reference.mutatingCallCount
+        let expected = try Store(at: path, options: CrashCheck.options(reference)).current.everything()
+        let openCalls = reference.mutatingCallCount - before
+        #expect(openCalls >= 5, "the open should re-log: create, write, sync, rename, sync the directory")
+        for cut in 0..<openCalls {
+            for (index, model) in [CrashModel.keepAll, .dropAll, .tearAll, .default].enumerated() {
+                let fileSystem = try prepared()
+                CrashCheck.cutPowerDuringOpen(afterMutatingCalls: cut, fileSystem)
+                fileSystem.crash(seed: UInt64(cut * 4 + index), model: model)
+                let store = try Store(at: path, options: CrashCheck.options(fileSystem))
+                #expect(try store.current.everything() == expected, "cut after \(cut) calls of the open, crash model \(index)")
+            }
+        }
+    }
 }

@@ -108,6 +108,36 @@ func withTemporaryStore(
         }
     }
 
+    /// A close whose final flush failed must not call the end clean, and
+    /// neither may a second close (the one `deinit` makes): the next open
+    /// must log the unsynced tail again.
+    @Test func secondCloseAfterAFailedFlushLeavesNoCleanMarker() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions(durability: .buffered)
+        options.fileSystem = fileSystem
+        options.log.backgroundSyncInterval = nil
+        let store = try Store(at: "/s.lensdb", options: options)
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        fileSystem.injectFault(Fault(.failedSync, operations: [.sync]))
+        store.close()
+        store.close()
+        #expect(!fileSystem.fileExists(at: "/s.lensdb/\(StoreDirectory.closedMarkerName)"))
+    }
+
+    /// `mkdir -p` makes several directory entries; each is durable only once
+    /// its own parent is synced, so a power cut must not take away an
+    /// ancestor the open created, and the acknowledged commit with it.
+    @Test func storeCreatedUnderMissingAncestorsSurvivesAPowerCut() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        let store = try Store(at: "/apps/example/data/s.lensdb", options: options)
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        fileSystem.crash(seed: 1, model: .dropAll)
+        let reopened = try Store(at: "/apps/example/data/s.lensdb", options: options)
+        #expect(try reopened.current.value(in: "t", key: bytes("k"))?.bytes() == bytes("v"))
+    }
+
     @Test func readOnlyOpenChangesNoFileAndRefusesWrites() throws {
         try withTemporaryStore { path, options in
             let store = try Store(at: path, options: options)
