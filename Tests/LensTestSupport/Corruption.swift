@@ -65,3 +65,17 @@ extension SimulatedFileSystem {
         corrupt(path) { LensTestSupport.overwrite(at: offset, with: replacement, in: &$0) }
     }
 }
+
+/// Recomputes the checksum of the log record whose frame starts at `offset`
+/// (CRC32C of the generation, the frame's first 24 bytes and the stored
+/// payload; see the log format article), so that damage planted in its
+/// payload passes every checksum and only what reads the payload finds it.
+public func rechecksumLogRecord(at offset: Int, in bytes: inout [UInt8], generation: UInt64) {
+    let length = Int(bytes[offset..<(offset + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+    var salt: [UInt8] = []
+    for shift in stride(from: 0, to: 64, by: 8) { salt.append(UInt8(truncatingIfNeeded: generation >> UInt64(shift))) }
+    var crc = CRC32C.checksum(salt)
+    crc = CRC32C.checksum(Array(bytes[offset..<(offset + 24)]), continuing: crc)
+    crc = CRC32C.checksum(Array(bytes[(offset + LogFormat.frameHeaderSize)..<(offset + LogFormat.frameHeaderSize + length)]), continuing: crc)
+    for index in 0..<4 { bytes[offset + 24 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+}

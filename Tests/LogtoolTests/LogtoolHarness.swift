@@ -5,6 +5,11 @@ import LensTestSupport
 /// Runs the built `logtool` (it sits beside the test bundle) and returns its
 /// exit status and output.
 func logtool(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
+    try logtool(arguments)
+}
+
+/// ``logtool(_:)-(String...)`` with the arguments in an array.
+func logtool(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
     let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("logtool")
     let process = Process()
     process.executableURL = binary

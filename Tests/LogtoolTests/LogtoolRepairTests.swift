@@ -46,13 +46,13 @@ import Testing
         defer { stores.directory.remove() }
         let store = try stores.healthy(compacted: true)
         try stores.edit(try stores.snapshotPath(store)) { bytes in
-            bytes[8] = 2
+            bytes[8] = UInt8(SnapshotFormat.version + 1)
             let crc = CRC32C.checksum(Array(bytes[0..<32]))
             for index in 0..<4 { bytes[32 + index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
         }
         let verify = try logtool("verify", store)
         #expect(verify.status == 1)
-        #expect(verify.out.contains("snapshot format version 2 is newer than this LensDB reads"))
+        #expect(verify.out.contains("snapshot format version \(SnapshotFormat.version + 1) is newer than this LensDB reads"))
         let output = "\(stores.directory.path)/out.lensdb"
         let repair = try logtool("repair", store, "--output", output)
         #expect(repair.status == 1)

@@ -21,13 +21,15 @@ do {
     // 3. Show what is in it, as JSON, without the program's types.
     let state = store.current
     for table in state.tableNames {
-        print("table \(table):")
+        let encoding = state.encoding(ofTable: table)
+        print("table \(table) (\(encoding.map { "\($0)" } ?? "unknown encoding")):")
         for (key, value) in state.entries(in: table).sorted(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            print("  \(RenderedValue(key).text) → \(RenderedValue(try value.bytes()).text)")
+            let shownKey = RenderedValue(key: key, encoding: encoding?.key).text
+            print("  \(shownKey) → \(RenderedValue(value: try value.bytes(), encoding: encoding?.value).text)")
         }
     }
     for name in state.rootNames {
-        print("root \(name): \(RenderedValue(try state.root(named: name)!.bytes()).text)")
+        print("root \(name): \(RenderedValue(value: try state.root(named: name)!.bytes(), encoding: state.encoding(ofRoot: name)).text)")
     }
     if statistics.recovery.recordsReplayed > 30 {
         try store.compact()

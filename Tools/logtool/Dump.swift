@@ -3,12 +3,17 @@ import LensDB
 
 struct Dump: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print each transaction (or the snapshot's state) with values as JSON.",
+        abstract: "Print each transaction (or the snapshot's state), keys and values shown as their table's encoding says.",
         discussion: """
         Shows the transactions open would replay, in LSN order: damaged records are \
         skipped as salvage would (`logtool verify` reports them), logs the snapshot \
-        covers are left out. With --json, one JSON object a line; a value is \
-        {"json": ...} or, when its bytes do not decode, {"hex": ..., "problem": ...}.
+        covers are left out. Each table records how it is encoded: raw bytes show \
+        as hex with their ASCII (0x6b31 "k1"), ordered keys decoded (people[42], \
+        people["alice"], a UUID as its string), values in the value format as JSON; \
+        tables of stores written before encodings were recorded show as bytes. With \
+        --json, one JSON object a line; a key or value is {"encoding": ..., "json": ...} \
+        or {"encoding": ..., "hex": ..., "ascii": ...}, plus "problem" where bytes \
+        break their table's encoding.
 
         Examples:
           logtool dump state.lensdb --from 100 --to 120

@@ -41,8 +41,14 @@ struct Info: ParsableCommand {
             print(line + ")" + (file.problem.map { " — \($0)" } ?? ""))
         }
         print("tables:")
-        for table in report.tables { print("  \(table.name): \(table.entries) entries") }
-        print("root documents: \(report.roots.isEmpty ? "none" : report.roots.joined(separator: ", "))")
+        for table in report.tables {
+            print("  \(table.name): \(table.entries) entries (\(table.encoding == "unknown" ? "unknown encoding" : table.encoding))")
+        }
+        let roots = report.rootEncodings.map { root in
+            let encoding = ValueEncoding.allCases.first { $0.name == root.encoding }
+            return "\(root.name) (\(encoding.map { "values: \($0)" } ?? "unknown encoding"))"
+        }
+        print("root documents: \(roots.isEmpty ? "none" : roots.joined(separator: ", "))")
         print("recovery now:")
         for line in report.recovery { print("  \(line)") }
     }

@@ -108,12 +108,18 @@ extension Store {
             lastLSN: state.lsn, compression: compression == .lz4)
         for (id, name) in state.tableNames.enumerated() {
             try writer.addTable(id: UInt64(id), name: name)
+            if let encoding = state.encoding(ofTable: name) {
+                try writer.addTableEncoding(table: UInt64(id), key: encoding.key.rawValue, value: encoding.value.rawValue)
+            }
             let entries = state.entries(in: name)
             for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 try writer.addEntry(table: UInt64(id), key: key, value: entries[key]!.bytes())
             }
         }
-        for name in state.rootNames { try writer.addRoot(name: name, value: state.root(named: name)!.bytes()) }
+        for name in state.rootNames {
+            if let encoding = state.encoding(ofRoot: name) { try writer.addRootEncoding(name: name, value: encoding.rawValue) }
+            try writer.addRoot(name: name, value: state.root(named: name)!.bytes())
+        }
         let size = try writer.finish()
         try directory.fileSystem.rename(temporary, to: path)
         try directory.fileSystem.syncDirectory(at: directory.path)

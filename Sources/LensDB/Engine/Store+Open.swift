@@ -181,7 +181,7 @@ extension Store {
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {
         var loader = SnapshotLoader(lastLSN: snapshot.lastLSN)
         try snapshot.forEachItem { item in
-            guard loader.add(item) else { throw SnapshotError.countMismatch(file: snapshot.path) }
+            if let problem = loader.add(item) { throw SnapshotError.malformedItem(file: snapshot.path, reason: problem) }
         }
         return loader.state
     }
@@ -209,17 +209,28 @@ struct SnapshotLoader {
 
     init(lastLSN: UInt64) { state.lsn = lastLSN }
 
-    /// Adds one item; false for an entry of an undeclared table.
-    mutating func add(_ item: SnapshotItem) -> Bool {
+    /// Adds one item; nil when it fits, else why it does not.
+    mutating func add(_ item: SnapshotItem) -> String? {
         switch item {
         case let .table(id, name):
             tableNames[id] = name
         case let .entry(table, key, value):
-            guard let name = tableNames[table] else { return false }
+            guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
             state.tables[name, default: [:]][key] = .encoded(value)
         case let .root(name, value):
             state.roots[name] = .encoded(value)
+        case let .tableEncoding(table, key, value):
+            guard let name = tableNames[table] else { return "the encoding of table \(table), never declared" }
+            guard let key = KeyEncoding(rawValue: key), let value = ValueEncoding(rawValue: value) else {
+                return "table \(name) has encoding bytes \(key), \(value), which this LensDB does not know"
+            }
+            state.tableEncodings[name] = TableEncoding(key: key, value: value)
+        case let .rootEncoding(name, value):
+            guard let value = ValueEncoding(rawValue: value) else {
+                return "root \(name) has encoding byte \(value), which this LensDB does not know"
+            }
+            state.rootEncodings[name] = value
         }
-        return true
+        return nil
     }
 }

@@ -11,8 +11,24 @@ public struct StoreState: Sendable {
     public internal(set) var lsn: UInt64 = 0
     var tables: TreeDictionary<String, TreeDictionary<[UInt8], StoredValue>> = [:]
     var roots: TreeDictionary<String, StoredValue> = [:]
+    /// The declared encoding of each table that has one (every non-empty
+    /// table written since encodings were recorded).
+    var tableEncodings: TreeDictionary<String, TableEncoding> = [:]
+    /// The declared encoding of each root document that has one.
+    var rootEncodings: TreeDictionary<String, ValueEncoding> = [:]
 
     public init() {}
+
+    /// How `table`'s keys and values are encoded; nil when unknown (a table
+    /// written before encodings were recorded, or an empty one).
+    public func encoding(ofTable table: String) -> TableEncoding? {
+        tableEncodings[table]
+    }
+
+    /// How the root document `name` is encoded; nil when unknown.
+    public func encoding(ofRoot name: String) -> ValueEncoding? {
+        rootEncodings[name]
+    }
 
     /// The value under `key` in `table`, if any. O(1) expected.
     public func value(in table: String, key: [UInt8]) -> StoredValue? {
@@ -48,11 +64,19 @@ public struct StoreState: Sendable {
             tables[table, default: [:]][key] = value
         case let .remove(table, key):
             tables[table]?[key] = nil
-            if tables[table]?.isEmpty == true { tables[table] = nil }
+            if tables[table]?.isEmpty == true {
+                tables[table] = nil
+                tableEncodings[table] = nil
+            }
         case let .setRoot(name, value):
             roots[name] = value
         case let .removeRoot(name):
             roots[name] = nil
+            rootEncodings[name] = nil
+        case let .declareTable(table, encoding):
+            tableEncodings[table] = encoding
+        case let .declareRoot(name, encoding):
+            rootEncodings[name] = encoding
         }
     }
 }
@@ -63,4 +87,10 @@ public enum Operation: Sendable {
     case remove(table: String, key: [UInt8])
     case setRoot(name: String, value: StoredValue)
     case removeRoot(name: String)
+    /// Records how `table`'s keys and values are encoded; precedes the
+    /// first put into the table, in the same transaction.
+    case declareTable(table: String, encoding: TableEncoding)
+    /// Records how the root document `name` is encoded; precedes a set that
+    /// changes it, in the same transaction.
+    case declareRoot(name: String, encoding: ValueEncoding)
 }

@@ -9,14 +9,23 @@ public struct Transaction: Sendable {
 
     init(base: StoreState) { state = base }
 
-    /// Inserts or replaces the value under `key` in `table`.
-    public mutating func put(_ value: StoredValue, for key: [UInt8], in table: String) {
+    /// Inserts or replaces the value under `key` in `table`, whose keys and
+    /// values are encoded as `encoding` says (declared with the first put
+    /// into the table, and recorded in the log).
+    ///
+    /// - Precondition: a non-empty table keeps the encoding it was declared
+    ///   with: putting bytes of another encoding into it is a programmer
+    ///   error (a typed table and the byte-level API on one table name).
+    public mutating func put(_ value: StoredValue, for key: [UInt8], in table: String, encoding: TableEncoding) {
+        declare(encoding, forTable: table)
         record(.put(table: table, key: key, value: value))
     }
 
-    /// Inserts or replaces encoded bytes under `key` in `table`.
+    /// Inserts or replaces bytes of the program's own under `key` in
+    /// `table`: the table's keys and values are raw bytes, which `logtool`
+    /// shows as they are and never judges.
     public mutating func put(_ bytes: [UInt8], for key: [UInt8], in table: String) {
-        put(.encoded(bytes), for: key, in: table)
+        put(.encoded(bytes), for: key, in: table, encoding: .raw)
     }
 
     /// Removes `key` from `table`; nothing happens when it is absent.
@@ -25,9 +34,15 @@ public struct Transaction: Sendable {
         record(.remove(table: table, key: key))
     }
 
-    /// Sets the root document `name`.
-    public mutating func setRoot(_ value: StoredValue, named name: String) {
+    /// Sets the root document `name`, encoded as `encoding` says.
+    public mutating func setRoot(_ value: StoredValue, named name: String, encoding: ValueEncoding) {
+        if state.encoding(ofRoot: name) != encoding { record(.declareRoot(name: name, encoding: encoding)) }
         record(.setRoot(name: name, value: value))
+    }
+
+    /// Sets the root document `name` to bytes of the program's own.
+    public mutating func setRoot(_ bytes: [UInt8], named name: String) {
+        setRoot(.encoded(bytes), named: name, encoding: .raw)
     }
 
     /// Removes the root document `name`; nothing happens when it is absent.
@@ -38,6 +53,13 @@ public struct Transaction: Sendable {
 
     /// Whether the transaction changes anything.
     public var isEmpty: Bool { operations.isEmpty }
+
+    private mutating func declare(_ encoding: TableEncoding, forTable table: String) {
+        let declared = state.encoding(ofTable: table)
+        guard declared != encoding else { return }
+        precondition(declared == nil, "table \(table) holds \(declared!); a put of \(encoding) cannot go into it")
+        record(.declareTable(table: table, encoding: encoding))
+    }
 
     private mutating func record(_ operation: Operation) {
         state.apply(operation)

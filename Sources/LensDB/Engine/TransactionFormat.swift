@@ -10,6 +10,8 @@ import LensLog
 //   remove    := 2 table(string) key(bytes)
 //   setRoot   := 3 name(string) value(bytes)
 //   removeRoot:= 4 name(string)
+//   declareTable := 5 table(string) keyEncoding(u8) valueEncoding(u8)   (log format v2)
+//   declareRoot  := 6 name(string) valueEncoding(u8)                    (log format v2)
 //   string, bytes := length(varint) raw
 
 /// The kind of an operation in a transaction payload. Stored on disk — never renumber.
@@ -18,6 +20,10 @@ enum OperationKind: UInt8 {
     case remove = 2
     case setRoot = 3
     case removeRoot = 4
+    /// Since log format v2: a table's key and value encodings.
+    case declareTable = 5
+    /// Since log format v2: a root document's value encoding.
+    case declareRoot = 6
 }
 
 enum TransactionFormat {
@@ -43,6 +49,15 @@ enum TransactionFormat {
             case let .removeRoot(name):
                 bytes.append(OperationKind.removeRoot.rawValue)
                 bytes.appendLengthPrefixed(name)
+            case let .declareTable(table, encoding):
+                bytes.append(OperationKind.declareTable.rawValue)
+                bytes.appendLengthPrefixed(table)
+                bytes.append(encoding.key.rawValue)
+                bytes.append(encoding.value.rawValue)
+            case let .declareRoot(name, encoding):
+                bytes.append(OperationKind.declareRoot.rawValue)
+                bytes.appendLengthPrefixed(name)
+                bytes.append(encoding.rawValue)
             }
         }
         return bytes
@@ -76,6 +91,13 @@ enum TransactionFormat {
         case .removeRoot?:
             guard let name = cursor.string() else { return nil }
             return .removeRoot(name: name)
+        case .declareTable?:
+            guard let table = cursor.string(), let key = cursor.byte().flatMap(KeyEncoding.init(rawValue:)),
+                  let value = cursor.byte().flatMap(ValueEncoding.init(rawValue:)) else { return nil }
+            return .declareTable(table: table, encoding: TableEncoding(key: key, value: value))
+        case .declareRoot?:
+            guard let name = cursor.string(), let value = cursor.byte().flatMap(ValueEncoding.init(rawValue:)) else { return nil }
+            return .declareRoot(name: name, encoding: value)
         case nil:
             return nil
         }

@@ -3,12 +3,14 @@ import LensLog
 /// One transaction as `logtool dump` prints it.
 public struct DumpedTransaction: Codable, Sendable {
     public struct DumpedOperation: Codable, Sendable {
-        /// put, remove, setRoot, removeRoot.
+        /// put, remove, setRoot, removeRoot, declareTable, declareRoot.
         public var op: String
         public var table: String?
         public var root: String?
         public var key: RenderedValue?
         public var value: RenderedValue?
+        /// For declarations: the encoding declared, as text.
+        public var encoding: String?
     }
 
     public var lsn: UInt64
@@ -49,9 +51,11 @@ extension StoreInspector {
         // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
         try withoutActuallyEscaping(body) { body in
             var shown = Set<UInt64>()
+            var catalog = EncodingCatalog()
             let emit = { (record: LogRecord, file: String) throws in
-                guard record.lsn >= from, record.lsn <= to, shown.insert(record.lsn).inserted else { return }
-                var dumped = Self.dumped(record, file: file)
+                guard record.lsn <= to, shown.insert(record.lsn).inserted else { return }
+                var dumped = Self.dumped(record, file: file, catalog: &catalog)
+                guard record.lsn >= from else { return }
                 if let table {
                     dumped.operations.removeAll { $0.table != table }
                     if dumped.operations.isEmpty && dumped.problem == nil { return }
@@ -62,7 +66,10 @@ extension StoreInspector {
                 let listing = try self.listing()
                 do {
                     let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
-                    _ = try chain.recover(listing: listing, loadSnapshot: { _ in }, apply: emit)
+                    _ = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+                        catalog = EncodingCatalog()
+                        try snapshot.forEachItem { catalog.note($0) }
+                    }, apply: emit)
                 } catch is RecoveryError {
                     try dumpEachLog(listing, emit)
                 }
@@ -85,14 +92,17 @@ extension StoreInspector {
         for candidate in try listing().snapshots.reversed() {
             // Damaged snapshots are skipped for the newest valid one; verify reports them.
             guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path) else { continue }
-            var tables: [UInt64: String] = [:]
+            var catalog = EncodingCatalog()
             try snapshot.forEachItem { item in
+                catalog.note(item)
                 switch item {
-                case let .table(id, name): tables[id] = name
-                case let .entry(id, key, value) where table == nil || tables[id] == table:
-                    try body(DumpedItem(table: tables[id], key: RenderedValue(key), value: RenderedValue(value)))
+                case let .entry(id, key, value) where table == nil || catalog.tableName(id) == table:
+                    let name = catalog.tableName(id)
+                    let encoding = name.flatMap { catalog.tables[$0] }
+                    try body(DumpedItem(table: name, key: RenderedValue(key: key, encoding: encoding?.key),
+                                        value: RenderedValue(value: value, encoding: encoding?.value)))
                 case let .root(name, value) where table == nil:
-                    try body(DumpedItem(root: name, value: RenderedValue(value)))
+                    try body(DumpedItem(root: name, value: RenderedValue(value: value, encoding: catalog.roots[name])))
                 default: break
                 }
             }
@@ -101,34 +111,49 @@ extension StoreInspector {
         throw InspectionError.notAStore(path: path, reason: "it has no valid snapshot")
     }
 
-    static func dumped(_ record: LogRecord, file: String) -> DumpedTransaction {
+    /// The record as dump shows it, each operation rendered with the
+    /// encodings `catalog` knows at that point; notes its declarations.
+    static func dumped(_ record: LogRecord, file: String, catalog: inout EncodingCatalog) -> DumpedTransaction {
         var dumped = DumpedTransaction(lsn: record.lsn, file: file, offset: record.offset, size: record.frameSize, operations: [])
         guard let operations = TransactionFormat.decode(record.payload) else {
             dumped.problem = "the record verifies but is not a valid transaction"
             return dumped
         }
-        dumped.operations = operations.map { Self.dumped($0) }
+        for operation in operations {
+            catalog.note([operation])
+            dumped.operations.append(Self.dumped(operation, catalog))
+        }
         return dumped
     }
 
-    private static func dumped(_ operation: Operation) -> DumpedTransaction.DumpedOperation {
+    private static func dumped(_ operation: Operation, _ catalog: EncodingCatalog) -> DumpedTransaction.DumpedOperation {
         // Values read from a log are encoded bytes already; nothing here can throw.
-        let encoded = { (value: StoredValue) in RenderedValue((try? value.bytes()) ?? []) }
+        let bytes = { (value: StoredValue) in (try? value.bytes()) ?? [] }
+        let key = { (table: String, key: [UInt8]) in RenderedValue(key: key, encoding: catalog.tables[table]?.key) }
         switch operation {
-        case let .put(table, key, value): return .init(op: "put", table: table, key: RenderedValue(key), value: encoded(value))
-        case let .remove(table, key): return .init(op: "remove", table: table, key: RenderedValue(key))
-        case let .setRoot(name, value): return .init(op: "setRoot", root: name, value: encoded(value))
+        case let .put(table, k, value):
+            return .init(op: "put", table: table, key: key(table, k),
+                         value: RenderedValue(value: bytes(value), encoding: catalog.tables[table]?.value))
+        case let .remove(table, k): return .init(op: "remove", table: table, key: key(table, k))
+        case let .setRoot(name, value):
+            return .init(op: "setRoot", root: name, value: RenderedValue(value: bytes(value), encoding: catalog.roots[name]))
         case let .removeRoot(name): return .init(op: "removeRoot", root: name)
+        case let .declareTable(table, encoding): return .init(op: "declareTable", table: table, encoding: "\(encoding)")
+        case let .declareRoot(name, encoding): return .init(op: "declareRoot", root: name, encoding: "values: \(encoding)")
         }
     }
 }
 
 extension DumpedTransaction.DumpedOperation {
-    /// `people[1]` or the root document's name.
-    public var target: String { table.map { "\($0)[\(key?.text ?? "")]" } ?? root ?? "" }
+    /// `people[1]`, `people` for a declaration, or the root document's name.
+    public var target: String {
+        guard let table else { return root ?? "" }
+        return key.map { "\(table)[\($0.text)]" } ?? table
+    }
 
-    /// `put people[1] = {...}`, `setRoot settings = {...}`.
+    /// `put people[1] = {...}`, `setRoot settings = {...}`, `declareTable people (keys: …)`.
     public var text: String {
+        if let encoding { return "\(op) \(target) (\(encoding))" }
         return value.map { "\(op) \(target) = \($0.text)" } ?? "\(op) \(target)"
     }
 }

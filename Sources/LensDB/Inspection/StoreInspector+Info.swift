@@ -32,12 +32,26 @@ public struct InfoReport: Codable, Sendable {
     public struct TableInfo: Codable, Sendable {
         public var name: String
         public var entries: Int
+        /// How keys and values are encoded (``TableEncoding``), or `unknown`
+        /// for a table written before encodings were recorded.
+        public var encoding: String
+        /// ``KeyEncoding/name`` and ``ValueEncoding/name``; nil when unknown.
+        public var keyEncoding: String?
+        public var valueEncoding: String?
+    }
+
+    public struct RootInfo: Codable, Sendable {
+        public var name: String
+        /// ``ValueEncoding/name``; nil when unknown.
+        public var encoding: String?
     }
 
     public var path: String
     public var files: [FileInfo]
     public var tables: [TableInfo]
     public var roots: [String]
+    /// Each root document with its encoding.
+    public var rootEncodings: [RootInfo]
     public var lastLSN: UInt64
     /// What open would do now: torn bytes cut, damage, orphaned logs; or why
     /// it would fail and what `.salvage` (and `logtool repair`) would keep.
@@ -65,7 +79,7 @@ extension StoreInspector {
         files += listing.temporaries.map { FileInfo(role: .temporary, name: $0) }
         files += listing.setAside.map { FileInfo(role: .damaged, name: $0) }
         files += listing.unknown.map { FileInfo(role: .unknown, name: $0) }
-        var report = InfoReport(path: path, files: files, tables: [], roots: [], lastLSN: 0, recovery: [], opensCleanly: true)
+        var report = InfoReport(path: path, files: files, tables: [], roots: [], rootEncodings: [], lastLSN: 0, recovery: [], opensCleanly: true)
         do {
             try describeRecovery(policy: .strict, into: &report)
         } catch {
@@ -83,8 +97,13 @@ extension StoreInspector {
 
     private func describeRecovery(policy: RecoveryPolicy, into report: inout InfoReport) throws {
         let (state, recovery) = try recoveredState(policy: policy)
-        report.tables = state.tableNames.map { .init(name: $0, entries: state.count(in: $0)) }
+        report.tables = state.tableNames.map { name in
+            let encoding = state.encoding(ofTable: name)
+            return .init(name: name, entries: state.count(in: name), encoding: encoding.map { "\($0)" } ?? "unknown",
+                         keyEncoding: encoding?.key.name, valueEncoding: encoding?.value.name)
+        }
         report.roots = state.rootNames
+        report.rootEncodings = state.rootNames.map { .init(name: $0, encoding: state.encoding(ofRoot: $0)?.name) }
         report.lastLSN = state.lsn
         report.recovery += describe(recovery)
     }
@@ -162,6 +181,8 @@ extension SnapshotItem {
         case let .table(_, name): 2 + name.utf8.count
         case let .entry(_, key, value): 4 + key.count + value.count
         case let .root(name, value): 3 + name.utf8.count + value.count
+        case .tableEncoding: 4
+        case let .rootEncoding(name, _): 3 + name.utf8.count
         }
     }
 }

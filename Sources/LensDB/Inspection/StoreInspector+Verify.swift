@@ -72,11 +72,12 @@ extension StoreInspector {
             verifySnapshot(snapshot.path, into: &report)
             progress(report.bytesRead, total)
         }
+        var catalog = catalog(ofSnapshot: listing.snapshots.first { $0.generation == generation }?.path)
         for log in listing.logs {
             if log.generation < generation {
                 report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
             }
-            verifyLog(log.path, cutWhileNew: cutWhileNew.contains(log.path), into: &report)
+            verifyLog(log.path, cutWhileNew: cutWhileNew.contains(log.path), catalog: &catalog, into: &report)
             progress(report.bytesRead, total)
         }
         return report
@@ -123,18 +124,37 @@ extension StoreInspector {
         return (try? handle.size()) ?? 0
     }
 
+    /// The encodings a snapshot records; empty for none (or one that does
+    /// not read, which verifySnapshot reports).
+    private func catalog(ofSnapshot file: String?) -> EncodingCatalog {
+        var catalog = EncodingCatalog()
+        guard let file, let snapshot = try? SnapshotFile(bytes: read(file), path: file) else { return catalog }
+        // A snapshot that fails midway leaves what it recorded before; verifySnapshot reports the failure.
+        try? snapshot.forEachItem { catalog.note($0) }
+        return catalog
+    }
+
+    /// Checks a snapshot on its own: checksums, and every key and value
+    /// against the encoding the snapshot records for it (none is judged
+    /// where it records none).
     private func verifySnapshot(_ file: String, into report: inout VerifyReport) {
         do {
             let bytes = try read(file)
             report.bytesRead += Int64(bytes.count)
+            var catalog = EncodingCatalog()
             try SnapshotFile(bytes: bytes, path: file).forEachItem { item in
+                catalog.note(item)
                 switch item {
-                case let .entry(_, _, value), let .root(_, value):
-                    report.valuesChecked += 1
-                    if let problem = RenderedValue(value).problem {
-                        report.problems.append(.init(file: file, message: "a value does not decode: \(problem)"))
-                    }
-                case .table: break
+                case let .entry(id, key, value):
+                    let table = catalog.tableName(id) ?? "table \(id)"
+                    let encoding = catalog.tables[table]
+                    let rendered = RenderedValue(key: key, encoding: encoding?.key)
+                    judge(["key": rendered, "value": RenderedValue(value: value, encoding: encoding?.value)],
+                          of: "\(table)[\(rendered.text)]", into: &report) { .init(file: file, message: $0) }
+                case let .root(name, value):
+                    judge(["value": RenderedValue(value: value, encoding: catalog.roots[name])],
+                          of: "root \(name)", into: &report) { .init(file: file, message: $0) }
+                case .table, .tableEncoding, .rootEncoding: break
                 }
             }
         } catch {
@@ -142,11 +162,26 @@ extension StoreInspector {
         }
     }
 
+    /// Counts the rendered parts and reports those that break their encoding's promise.
+    private func judge(
+        _ parts: KeyValuePairs<String, RenderedValue>, of target: String, into report: inout VerifyReport,
+        _ problem: (String) -> VerifyReport.Problem
+    ) {
+        for (role, rendered) in parts {
+            report.valuesChecked += 1
+            if let reason = rendered.problem {
+                report.problems.append(problem("\(target): the \(role) breaks its table's encoding (\(rendered.encoding)): \(reason)"))
+            }
+        }
+    }
+
     /// Checks one log on its own: header, checksums, LSNs in sequence, every
-    /// record a transaction, every value decodable.
+    /// record a transaction, every key and value against the encoding
+    /// `catalog` holds for it at that point (the declarations in this log
+    /// are added as they come).
     /// A log `cutWhileNew` whose header does not verify is a note: its
     /// header was never synced, so it holds nothing that was acknowledged.
-    private func verifyLog(_ file: String, cutWhileNew: Bool, into report: inout VerifyReport) {
+    private func verifyLog(_ file: String, cutWhileNew: Bool, catalog: inout EncodingCatalog, into report: inout VerifyReport) {
         do {
             let bytes = try read(file)
             report.bytesRead += Int64(bytes.count)
@@ -159,7 +194,7 @@ extension StoreInspector {
             var reader = try opened.get()
             while let record = try reader.next() {
                 report.recordsChecked += 1
-                check(Self.dumped(record, file: file), into: &report)
+                check(Self.dumped(record, file: file, catalog: &catalog), into: &report)
             }
             report.problems += reader.dropped.map {
                 .init(file: file, offset: $0.offset, lsn: $0.lostLSNs.lowerBound,
@@ -179,13 +214,14 @@ extension StoreInspector {
         }
         if let problem = transaction.problem { report.problems.append(place(problem)) }
         for operation in transaction.operations {
-            for (role, rendered) in [("key", operation.key), ("value", operation.value)] {
-                guard let rendered else { continue }
-                report.valuesChecked += 1
-                if let problem = rendered.problem {
-                    report.problems.append(place("\(operation.op) \(operation.target): the \(role) does not decode: \(problem)"))
-                }
+            var parts: KeyValuePairs<String, RenderedValue> = [:]
+            switch (operation.key, operation.value) {
+            case let (key?, value?): parts = ["key": key, "value": value]
+            case let (key?, nil): parts = ["key": key]
+            case let (nil, value?): parts = ["value": value]
+            case (nil, nil): continue
             }
+            judge(parts, of: "\(operation.op) \(operation.target)", into: &report, place)
         }
     }
 }

@@ -79,27 +79,105 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     }
 }
 
-/// A stored value shown without its type: the decoded ``Document`` as JSON,
-/// or, when the bytes are not in the value encoding, their hex and why.
+/// A stored key or value shown without the program's types, as the
+/// encoding its table (or root document) recorded says: raw and unknown
+/// bytes as hex with their printable ASCII, ordered keys decoded, values in
+/// the value format as JSON. Nothing is guessed: bytes are judged only
+/// against the encoding the store promised.
 ///
-/// JSON shape: `{"json": <value>}` or `{"hex": "ff00", "problem": "..."}`.
+/// JSON shape: `{"encoding": "raw", "hex": "6b31", "ascii": "k1"}`,
+/// `{"encoding": "int64", "json": 42}`, `{"encoding": "valueFormat", "json": {…}}`,
+/// or, for bytes that break their promise, `{"encoding": …, "hex": …, "ascii": …, "problem": "…"}`.
+/// `encoding` is `unknown` for tables of stores written before encodings
+/// were recorded.
 public struct RenderedValue: Codable, Sendable, Equatable {
+    /// ``KeyEncoding/name`` or ``ValueEncoding/name``, or `unknown`.
+    public var encoding: String
     public var json: Document?
     public var hex: String?
-    /// Why the bytes did not decode; nil when ``json`` is set.
+    /// The bytes as ASCII, `.` for each byte that is not printable; set with ``hex``.
+    public var ascii: String?
+    /// How the bytes break the encoding they promised; nil when they keep it.
     public var problem: String?
 
-    public init(_ bytes: [UInt8]) {
+    /// A key of a table whose keys are encoded as `encoding` (nil: unknown).
+    public init(key bytes: [UInt8], encoding: KeyEncoding?) {
+        self.encoding = encoding?.name ?? "unknown"
+        guard let encoding, encoding != .raw else {
+            showBytes(bytes)
+            return
+        }
+        if let decoded = OrderedKey.decode(bytes, as: encoding), OrderedKey.problem(with: bytes, as: encoding) == nil {
+            json = decoded
+        } else {
+            showBytes(bytes)
+            problem = OrderedKey.problem(with: bytes, as: encoding) ?? "does not decode as \(encoding)"
+        }
+    }
+
+    /// A value encoded as `encoding` (nil: unknown).
+    public init(value bytes: [UInt8], encoding: ValueEncoding?) {
+        self.encoding = encoding?.name ?? "unknown"
+        guard encoding == .valueFormat else {
+            showBytes(bytes)
+            return
+        }
         do {
             json = try Document(decodingBinary: bytes)
         } catch {
-            hex = bytes.map { String(format: "%02x", $0) }.joined()
+            showBytes(bytes)
             problem = "\(error)"
         }
     }
 
-    /// One line of text: the JSON, or `0x…` for bytes that do not decode.
-    public var text: String { json?.jsonString() ?? "0x" + (hex ?? "") }
+    private mutating func showBytes(_ bytes: [UInt8]) {
+        hex = bytes.map { String(format: "%02x", $0) }.joined()
+        ascii = String(bytes.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "." })
+    }
+
+    /// One line of text: `42`, `"alice"`, a UUID as its usual string, JSON,
+    /// or `0x6b31 "k1"` for bytes shown as bytes.
+    public var text: String {
+        if case let .uuid(uuid)? = json { return uuid.uuidString }
+        if let json { return json.jsonString() }
+        return "0x\(hex ?? "") \"\(ascii ?? "")\""
+    }
+}
+
+/// How each table and root document is encoded, as far as the records
+/// read so far say: the snapshot's encoding items, then every declaration
+/// in the logs. Declarations are never forgotten here; a table that became
+/// empty and is written again gets a new declaration in that same
+/// transaction, so every put and remove meets the encoding it was written with.
+struct EncodingCatalog {
+    var tables: [String: TableEncoding] = [:]
+    var roots: [String: ValueEncoding] = [:]
+    private var snapshotTables: [UInt64: String] = [:]
+
+    mutating func note(_ operations: [Operation]) {
+        for operation in operations {
+            switch operation {
+            case let .declareTable(table, encoding): tables[table] = encoding
+            case let .declareRoot(name, encoding): roots[name] = encoding
+            default: break
+            }
+        }
+    }
+
+    /// Notes one snapshot item (items of one snapshot, in order).
+    mutating func note(_ item: SnapshotItem) {
+        switch item {
+        case let .table(id, name): snapshotTables[id] = name
+        case let .tableEncoding(id, key, value):
+            if let name = snapshotTables[id], let key = KeyEncoding(rawValue: key), let value = ValueEncoding(rawValue: value) {
+                tables[name] = TableEncoding(key: key, value: value)
+            }
+        case let .rootEncoding(name, value): roots[name] = ValueEncoding(rawValue: value)
+        case .entry, .root: break
+        }
+    }
+
+    func tableName(_ id: UInt64) -> String? { snapshotTables[id] }
 }
 
 /// JSON as `logtool --json` prints it: sorted keys, ISO 8601 dates, and

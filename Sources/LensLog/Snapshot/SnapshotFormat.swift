@@ -1,14 +1,18 @@
-// The numbers of snapshot format v1. The article "Snapshot format"
+// The numbers of snapshot format v2. The article "Snapshot format"
 // (Sources/LensDB/LensDB.docc/SnapshotFormat.md) is the spec. Everything here
 // is stored on disk — never renumber.
 
-/// Constants of the snapshot file format, version 1.
+/// Constants of the snapshot file format, version 2.
+///
+/// Versions: 1, the first; 2 adds items 4 and 5 (table and root encodings)
+/// and changes nothing else. A v2 reader reads v1 files, whose tables have
+/// no recorded encoding; items 4 and 5 are malformed in a v1 file.
 public enum SnapshotFormat {
     /// "LENSSNAP": the first 8 bytes of every snapshot.
     public static let magic: [UInt8] = Array("LENSSNAP".utf8)
     /// "SNAPEND" and a zero byte: the first 8 bytes of the trailer.
     public static let trailerMagic: [UInt8] = [0x53, 0x4E, 0x41, 0x50, 0x45, 0x4E, 0x44, 0x00]
-    public static let version: UInt32 = 1
+    public static let version: UInt32 = 2
 
     /// magic(8) version(4) reserved(4) generation(8) lastLSN(8) crc(4).
     public static let headerSize = 36
@@ -31,6 +35,10 @@ public enum SnapshotItemKind: UInt8, Sendable {
     case entry = 2
     /// `name(string) value(bytes)`: a root document.
     case root = 3
+    /// Since v2: `tableID(varint) keyEncoding(u8) valueEncoding(u8)`, after its table's declaration.
+    case tableEncoding = 4
+    /// Since v2: `name(string) valueEncoding(u8)`, before its root document.
+    case rootEncoding = 5
 }
 
 /// Per-chunk flags. Stored on disk — never renumber.
@@ -46,6 +54,10 @@ public enum SnapshotItem: Sendable, Equatable {
     case table(id: UInt64, name: String)
     case entry(table: UInt64, key: [UInt8], value: [UInt8])
     case root(name: String, value: [UInt8])
+    /// The encoding bytes of a table's keys and values (see LensDB's `TableEncoding`).
+    case tableEncoding(table: UInt64, key: UInt8, value: UInt8)
+    /// The encoding byte of a root document's value.
+    case rootEncoding(name: String, value: UInt8)
 }
 
 /// Why a snapshot cannot be used. Each case names the file; recovery sets a
@@ -62,6 +74,9 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     case badChunk(file: String, offset: Int64)
     /// The trailer's counts disagree with the body.
     case countMismatch(file: String)
+    /// An item verifies but makes no sense: an entry of a table never
+    /// declared, or an encoding this version does not know.
+    case malformedItem(file: String, reason: String)
 
     public var description: String {
         switch self {
@@ -74,6 +89,7 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
         case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"
         case let .countMismatch(file): "\(file): the snapshot's item counts disagree with its trailer"
+        case let .malformedItem(file, reason): "\(file): a snapshot item makes no sense (\(reason)); run `logtool verify`"
         }
     }
 }

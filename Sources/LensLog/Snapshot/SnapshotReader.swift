@@ -61,7 +61,7 @@ public struct SnapshotFile: Sendable {
             let raw = try chunk(at: offset, end: end)
             var cursor = ByteCursor(raw)
             while !cursor.isAtEnd {
-                guard let item = Self.item(&cursor) else { throw SnapshotError.badChunk(file: path, offset: Int64(offset)) }
+                guard let item = Self.item(&cursor, version: version) else { throw SnapshotError.badChunk(file: path, offset: Int64(offset)) }
                 try body(item)
                 items += 1
             }
@@ -104,8 +104,17 @@ public struct SnapshotFile: Sendable {
         return (decompressed, size)
     }
 
-    static func item(_ cursor: inout ByteCursor) -> SnapshotItem? {
+    /// The next item; nil when malformed, or of a kind `version` does not have.
+    static func item(_ cursor: inout ByteCursor, version: UInt32) -> SnapshotItem? {
         switch cursor.byte().flatMap(SnapshotItemKind.init(rawValue:)) {
+        case .tableEncoding? where version >= 2:
+            guard let table = cursor.varint(), let key = cursor.byte(), let value = cursor.byte() else { return nil }
+            return .tableEncoding(table: table, key: key, value: value)
+        case .rootEncoding? where version >= 2:
+            guard let name = cursor.string(), let value = cursor.byte() else { return nil }
+            return .rootEncoding(name: name, value: value)
+        case .tableEncoding?, .rootEncoding?:
+            return nil
         case .table?:
             guard let id = cursor.varint(), let name = cursor.string() else { return nil }
             return .table(id: id, name: name)

@@ -40,7 +40,7 @@ extension SnapshotFile {
                 salvaged.droppedRanges.append((Int64(start), Int64(offset - start)))
                 damageStart = nil
             }
-            collect(raw, into: &salvaged, tables: &tables)
+            collect(raw, version: version, into: &salvaged, tables: &tables)
             offset += size
         }
         let tail = bytes.count - SnapshotFormat.trailerSize
@@ -49,12 +49,15 @@ extension SnapshotFile {
     }
 
     /// The items of one decompressed chunk; stops at the first malformed item.
-    private static func collect(_ raw: [UInt8], into salvaged: inout SalvagedSnapshot, tables: inout Set<UInt64>) {
+    private static func collect(_ raw: [UInt8], version: UInt32, into salvaged: inout SalvagedSnapshot, tables: inout Set<UInt64>) {
         var cursor = ByteCursor(raw)
-        while !cursor.isAtEnd, let item = item(&cursor) {
+        while !cursor.isAtEnd, let item = item(&cursor, version: version) {
             switch item {
             case let .table(id, _): tables.insert(id)
             case let .entry(table, _, _) where !tables.contains(table):
+                salvaged.orphanedEntries += 1
+                continue
+            case let .tableEncoding(table, _, _) where !tables.contains(table):
                 salvaged.orphanedEntries += 1
                 continue
             default: break

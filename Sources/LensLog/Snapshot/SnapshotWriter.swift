@@ -47,6 +47,23 @@ public final class SnapshotWriter {
         try itemAdded()
     }
 
+    /// Records a table's encoding bytes; follows the table's declaration.
+    public func addTableEncoding(table: UInt64, key: UInt8, value: UInt8) throws {
+        chunk.append(SnapshotItemKind.tableEncoding.rawValue)
+        chunk.appendVarint(table)
+        chunk.append(key)
+        chunk.append(value)
+        try itemAdded()
+    }
+
+    /// Records a root document's encoding byte; precedes the root.
+    public func addRootEncoding(name: String, value: UInt8) throws {
+        chunk.append(SnapshotItemKind.rootEncoding.rawValue)
+        chunk.appendLengthPrefixed(name)
+        chunk.append(value)
+        try itemAdded()
+    }
+
     public func addRoot(name: String, value: [UInt8]) throws {
         chunk.append(SnapshotItemKind.root.rawValue)
         chunk.appendLengthPrefixed(name)

@@ -111,9 +111,10 @@ import Testing
         let fileSystem = SimulatedFileSystem()
         let log = try storeWithTenCommits(fileSystem)
         var bytes = fileSystem.contents(of: log)!
-        bytes[8] = 2
+        let newer = LogFormat.version + 1
+        bytes[8] = UInt8(newer)
         fileSystem.setContents(bytes, of: log)
-        #expect(throws: LogError.unsupportedVersion(file: log, version: 2)) { try Store(at: path, options: options(fileSystem)) }
+        #expect(throws: LogError.unsupportedVersion(file: log, version: newer)) { try Store(at: path, options: options(fileSystem)) }
     }
 
     @Test func automaticCompactionRunsWhenTheLogOutgrowsTheSnapshot() throws {

@@ -25,7 +25,7 @@ func withTemporaryStore(
                 try store.write { tx in
                     tx.put(bytes("Alice"), for: bytes("1"), in: "people")
                     tx.put(bytes("Bob"), for: bytes("2"), in: "people")
-                    tx.setRoot(.encoded(bytes("{}")), named: "settings")
+                    tx.setRoot(bytes("{}"), named: "settings")
                 }
                 try store.write { tx in tx.remove(bytes("2"), from: "people") }
                 store.close()

@@ -71,6 +71,7 @@ public struct CrashWorkload: Sendable {
     }
 
     private static func operation(_ random: inout SeededGenerator) -> ModelOperation {
+        if Int.random(in: 0..<5, using: &random) == 0 { return typedOperation(&random) }
         let table = ["people", "orders"][Int.random(in: 0...1, using: &random)]
         let key = Array("k\(Int.random(in: 0..<12, using: &random))".utf8)
         switch Int.random(in: 0..<10, using: &random) {
@@ -83,6 +84,20 @@ public struct CrashWorkload: Sendable {
         case 5..<8: return .remove(table: table, key: key)
         case 8: return .setRoot(name: "settings", value: random.bytes(Int.random(in: 1..<60, using: &random)))
         default: return .removeRoot(name: "settings")
+        }
+    }
+
+    /// A write as typed tables and lenses make them: ordered Int64 keys and
+    /// values in the value format, so the log carries encoding declarations.
+    private static func typedOperation(_ random: inout SeededGenerator) -> ModelOperation {
+        let key = OrderedKey.int64(Int64.random(in: -6...6, using: &random))
+        let text = String(repeating: "x", count: Int.random(in: 0...300, using: &random))
+        // Encoding a String cannot fail.
+        let value = try! ValueEncoder().encode(text)
+        switch Int.random(in: 0..<4, using: &random) {
+        case 0..<2: return .put(table: "typed", key: key, value: value, encoding: TableEncoding(key: .int64, value: .valueFormat))
+        case 2: return .remove(table: "typed", key: key)
+        default: return .setRoot(name: "document", value: value, encoding: .valueFormat)
         }
     }
 }

@@ -1,0 +1,94 @@
+import Foundation
+
+/// The order-preserving encoding of primary keys: for every supported type,
+/// comparing two keys' bytes lexicographically gives the same answer as `<`
+/// on the keys. Snapshots write entries in byte order, so a typed table's
+/// snapshot lists its entities in identifier order, and `logtool` decodes
+/// the identifiers from ``KeyEncoding`` alone.
+///
+/// Identifier types without an order-preserving encoding fall back to the
+/// value format (``KeyEncoding/valueFormat``); their order is kept in memory.
+public enum OrderedKey {
+    /// The encoding `ID` uses, and its bytes.
+    public static func encode<ID: Encodable>(_ id: ID) throws -> (KeyEncoding, [UInt8]) {
+        switch id {
+        case let value as Int: return (.int64, int64(Int64(value)))
+        case let value as Int64: return (.int64, int64(value))
+        case let value as UInt64: return (.uint64, uint64(value))
+        case let value as String: return (.string, string(value))
+        case let value as UUID: return (.uuid, uuid(value))
+        default: return (.valueFormat, try ValueEncoder().encode(id))
+        }
+    }
+
+    /// The key encoding identifiers of type `ID` get.
+    public static func encoding<ID>(of type: ID.Type) -> KeyEncoding {
+        switch type {
+        case is Int.Type, is Int64.Type: .int64
+        case is UInt64.Type: .uint64
+        case is String.Type: .string
+        case is UUID.Type: .uuid
+        default: .valueFormat
+        }
+    }
+
+    /// The ordered bytes of a signed integer (``KeyEncoding/int64``).
+    public static func int64(_ value: Int64) -> [UInt8] {
+        uint64(UInt64(bitPattern: value) ^ (1 << 63))
+    }
+
+    /// The ordered bytes of an unsigned integer (``KeyEncoding/uint64``).
+    public static func uint64(_ value: UInt64) -> [UInt8] {
+        (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
+    }
+
+    /// The ordered bytes of a string (``KeyEncoding/string``).
+    public static func string(_ value: String) -> [UInt8] {
+        Array(value.precomposedStringWithCanonicalMapping.utf8)
+    }
+
+    /// The ordered bytes of a UUID (``KeyEncoding/uuid``).
+    public static func uuid(_ value: UUID) -> [UInt8] {
+        withUnsafeBytes(of: value.uuid) { Array($0) }
+    }
+
+    /// A key decoded from its bytes, for display: nil when the bytes do not
+    /// have the shape `encoding` promises (or the encoding is raw).
+    public static func decode(_ bytes: [UInt8], as encoding: KeyEncoding) -> Document? {
+        switch encoding {
+        case .raw: return nil
+        case .valueFormat: return try? Document(decodingBinary: bytes)
+        case .int64:
+            guard bytes.count == 8 else { return nil }
+            return .int(Int64(bitPattern: bigEndian(bytes) ^ (1 << 63)))
+        case .uint64:
+            guard bytes.count == 8 else { return nil }
+            let value = bigEndian(bytes)
+            return value <= UInt64(Int64.max) ? .int(Int64(value)) : .uint(value)
+        case .string:
+            guard let text = String(validating: bytes, as: UTF8.self) else { return nil }
+            return .string(text)
+        case .uuid:
+            guard bytes.count == 16 else { return nil }
+            let tuple = bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
+            return .uuid(UUID(uuid: tuple))
+        }
+    }
+
+    /// Why `bytes` break `encoding`'s promise, or nil when they keep it.
+    public static func problem(with bytes: [UInt8], as encoding: KeyEncoding) -> String? {
+        switch encoding {
+        case .raw: return nil
+        case .valueFormat:
+            do { _ = try Document(decodingBinary: bytes) } catch { return "not in the value format: \(error)" }
+            return nil
+        case .int64, .uint64: return bytes.count == 8 ? nil : "\(bytes.count) bytes where \(encoding) takes 8"
+        case .uuid: return bytes.count == 16 ? nil : "\(bytes.count) bytes where an ordered UUID takes 16"
+        case .string: return String(validating: bytes, as: UTF8.self) == nil ? "not valid UTF-8" : nil
+        }
+    }
+
+    private static func bigEndian(_ bytes: [UInt8]) -> UInt64 {
+        bytes.reduce(0) { $0 << 8 | UInt64($1) }
+    }
+}
