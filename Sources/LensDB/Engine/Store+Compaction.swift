@@ -111,9 +111,8 @@ extension Store {
             if let encoding = state.encoding(ofTable: name) {
                 try writer.addTableEncoding(table: UInt64(id), key: encoding.key.rawValue, value: encoding.value.rawValue)
             }
-            let entries = state.entries(in: name)
-            for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
-                try writer.addEntry(table: UInt64(id), key: key, value: entries[key]!.bytes())
+            try state.forEachEncodedEntry(in: name) { key, value in
+                try writer.addEntry(table: UInt64(id), key: key, value: value)
             }
         }
         for name in state.rootNames {

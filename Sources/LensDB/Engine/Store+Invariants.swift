@@ -27,7 +27,8 @@ extension Store {
             try check(nextLSN == head.lsn + 1, "log next LSN \(nextLSN ?? 0) does not follow head \(head.lsn)")
             try check(log.header.generation == generation, "log generation \(log.header.generation) is not the store's \(generation)")
         }
-        for name in visible.tableNames {
+        for contents in visible.typed.values { try contents.checkInvariants() }
+        for name in visible.tableNames where visible.typed[name] == nil {
             let entries = visible.entries(in: name)
             try check(!entries.isEmpty, "table \(name) kept empty")
             for (_, value) in entries { _ = try value.bytes() }

@@ -16,6 +16,9 @@ public struct StoreState: Sendable {
     var tableEncodings: TreeDictionary<String, TableEncoding> = [:]
     /// The declared encoding of each root document that has one.
     var rootEncodings: TreeDictionary<String, ValueEncoding> = [:]
+    /// Tables a program opened with their type: decoded entities and their
+    /// indexes, in place of the bytes in ``tables`` (a name is in one or the other).
+    var typed: TreeDictionary<String, any AnyTableContents> = [:]
 
     public init() {}
 
@@ -32,7 +35,8 @@ public struct StoreState: Sendable {
 
     /// The value under `key` in `table`, if any. O(1) expected.
     public func value(in table: String, key: [UInt8]) -> StoredValue? {
-        tables[table]?[key]
+        if let contents = typed[table] { return contents.storedValue(forKeyBytes: key) }
+        return tables[table]?[key]
     }
 
     /// The root document named `name`, if set.
@@ -41,27 +45,46 @@ public struct StoreState: Sendable {
     }
 
     /// Names of tables that hold at least one entry, sorted.
-    public var tableNames: [String] { tables.keys.sorted() }
+    public var tableNames: [String] { (Array(tables.keys) + typed.filter { $0.value.count > 0 }.map(\.key)).sorted() }
 
     /// Names of root documents, sorted.
     public var rootNames: [String] { roots.keys.sorted() }
 
     /// How many entries `table` holds.
-    public func count(in table: String) -> Int { tables[table]?.count ?? 0 }
+    public func count(in table: String) -> Int { typed[table]?.count ?? tables[table]?.count ?? 0 }
 
     /// The entries of `table`, in no particular order.
-    /// - Complexity: O(1); iterating is O(n).
+    /// - Complexity: O(1) for a table of bytes (iterating is O(n)); O(n)
+    ///   for a table opened with its type, whose entities are encoded here.
     public func entries(in table: String) -> TreeDictionary<[UInt8], StoredValue> {
-        tables[table] ?? [:]
+        guard let contents = typed[table] else { return tables[table] ?? [:] }
+        var entries: TreeDictionary<[UInt8], StoredValue> = [:]
+        // Entities in memory encode: they were encoded when they were committed.
+        try? contents.forEachEncodedEntry { key, value in entries[key] = .encoded(value) }
+        return entries
+    }
+
+    /// Calls `body` with every entry of `table` as bytes, in key byte order:
+    /// what a snapshot holds.
+    func forEachEncodedEntry(in table: String, _ body: ([UInt8], [UInt8]) throws -> Void) throws {
+        if let contents = typed[table] { return try contents.forEachEncodedEntry(body) }
+        let entries = tables[table] ?? [:]
+        for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try body(key, entries[key]!.bytes()) }
     }
 
     /// The total number of table entries and root documents.
-    public var itemCount: Int { tables.values.reduce(roots.count) { $0 + $1.count } }
+    public var itemCount: Int { tables.values.reduce(roots.count) { $0 + $1.count } + typed.values.reduce(0) { $0 + $1.count } }
 
     mutating func apply(_ operation: Operation) {
         switch operation {
         case let .put(table, key, value):
+            precondition(typed[table] == nil, "table \(table) is open with its type; write it through its Table")
             tables[table, default: [:]][key] = value
+        case let .remove(table, key) where typed[table] != nil:
+            if let contents = typed[table]!.removing(keyBytes: key) {
+                typed[table] = contents
+                if contents.count == 0 { tableEncodings[table] = nil }
+            }
         case let .remove(table, key):
             tables[table]?[key] = nil
             if tables[table]?.isEmpty == true {

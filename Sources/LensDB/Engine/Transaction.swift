@@ -4,7 +4,7 @@
 /// visible to other readers, or written anywhere, until the block returns.
 public struct Transaction: Sendable {
     /// The state as the transaction has made it so far.
-    public private(set) var state: StoreState
+    public internal(set) var state: StoreState
     private(set) var operations: [Operation] = []
 
     init(base: StoreState) { state = base }
@@ -54,11 +54,23 @@ public struct Transaction: Sendable {
     /// Whether the transaction changes anything.
     public var isEmpty: Bool { operations.isEmpty }
 
-    private mutating func declare(_ encoding: TableEncoding, forTable table: String) {
+    mutating func declare(_ encoding: TableEncoding, forTable table: String) {
         let declared = state.encoding(ofTable: table)
         guard declared != encoding else { return }
         precondition(declared == nil, "table \(table) holds \(declared!); a put of \(encoding) cannot go into it")
         record(.declareTable(table: table, encoding: encoding))
+    }
+
+    /// Appends an operation whose effect the caller has already made on
+    /// ``state`` (typed tables change their own contents).
+    mutating func append(_ operation: Operation) {
+        operations.append(operation)
+    }
+
+    /// Drops a table's declared encoding once it holds nothing, as replay
+    /// of the remove that emptied it does.
+    mutating func forgetEncoding(ofTable table: String) {
+        state.tableEncodings[table] = nil
     }
 
     private mutating func record(_ operation: Operation) {

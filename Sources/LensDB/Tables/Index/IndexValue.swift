@@ -1,0 +1,155 @@
+import Foundation
+
+/// A field's value as indexes and queries order it: one total order across
+/// every type an index takes. `nil` sorts first; numbers by value (NaN
+/// after every other number); strings as their NFC forms, byte by byte;
+/// then UUIDs, dates, and bytes.
+public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    /// Only for values above `Int64.max`, so each number has one form.
+    case uint(UInt64)
+    case double(Double)
+    /// Always in NFC.
+    case string(String)
+    case uuid(UUID)
+    case date(Date)
+    case bytes([UInt8])
+
+    /// A string in NFC; ASCII is NFC already, and most text is ASCII.
+    public static func normalized(_ string: String) -> IndexValue {
+        .string(string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping)
+    }
+
+    private var rank: Int {
+        switch self {
+        case .null: 0
+        case .bool: 1
+        case .int, .uint, .double: 2
+        case .string: 3
+        case .uuid: 4
+        case .date: 5
+        case .bytes: 6
+        }
+    }
+
+    public static func < (a: IndexValue, b: IndexValue) -> Bool {
+        switch (a, b) {
+        case let (.bool(x), .bool(y)): return !x && y
+        case let (.int(x), .int(y)): return x < y
+        case let (.uint(x), .uint(y)): return x < y
+        case (.int, .uint): return true
+        case (.uint, .int): return false
+        case let (.string(x), .string(y)): return x < y
+        case let (.uuid(x), .uuid(y)): return x < y
+        case let (.date(x), .date(y)): return x < y
+        case let (.bytes(x), .bytes(y)): return x.lexicographicallyPrecedes(y)
+        default:
+            if a.rank != b.rank { return a.rank < b.rank }
+            guard a.rank == 2 else { return false }
+            return numberLess(a.number, b.number)
+        }
+    }
+
+    public static func == (a: IndexValue, b: IndexValue) -> Bool { !(a < b) && !(b < a) }
+
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case let .bool(x): hasher.combine(x)
+        case let .string(x): hasher.combine(x)
+        case let .uuid(x): hasher.combine(x)
+        case let .date(x): hasher.combine(x)
+        case let .bytes(x): hasher.combine(x)
+        case .int, .uint, .double:
+            // Equal numbers hash alike whatever their form: integers exactly, the rest by value.
+            let number = self.number
+            if number.isNaN { hasher.combine(Double.nan.bitPattern) } else { hasher.combine(number == 0 ? 0 : number) }
+        }
+    }
+
+    private var number: Double {
+        switch self {
+        case let .int(x): Double(x)
+        case let .uint(x): Double(x)
+        case let .double(x): x
+        default: 0
+        }
+    }
+
+    /// NaN after every number and equal to itself.
+    private static func numberLess(_ x: Double, _ y: Double) -> Bool {
+        if x.isNaN { return false }
+        if y.isNaN { return true }
+        return x < y
+    }
+
+    public var description: String {
+        switch self {
+        case .null: "nil"
+        case let .bool(x): "\(x)"
+        case let .int(x): "\(x)"
+        case let .uint(x): "\(x)"
+        case let .double(x): "\(x)"
+        case let .string(x): "\"\(x)\""
+        case let .uuid(x): x.uuidString
+        case let .date(x): "\(x)"
+        case let .bytes(x): "0x" + x.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+}
+
+/// A field type indexes can take: its values map to ``IndexValue`` in an
+/// order-preserving way. The standard scalar types, `Date`, `UUID`,
+/// optionals of these, and `RawRepresentable` types whose raw value is one
+/// (declare the conformance: `extension Status: IndexableValue {}`).
+public protocol IndexableValue: Sendable {
+    var indexValue: IndexValue { get }
+}
+
+extension Int: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension Int8: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension Int16: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension Int32: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension Int64: IndexableValue { public var indexValue: IndexValue { .int(self) } }
+extension UInt8: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension UInt16: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension UInt32: IndexableValue { public var indexValue: IndexValue { .int(Int64(self)) } }
+extension UInt: IndexableValue { public var indexValue: IndexValue { UInt64(self).indexValue } }
+extension UInt64: IndexableValue {
+    public var indexValue: IndexValue { self <= UInt64(Int64.max) ? .int(Int64(self)) : .uint(self) }
+}
+extension Double: IndexableValue { public var indexValue: IndexValue { .double(self) } }
+extension Float: IndexableValue { public var indexValue: IndexValue { .double(Double(self)) } }
+extension Bool: IndexableValue { public var indexValue: IndexValue { .bool(self) } }
+extension String: IndexableValue { public var indexValue: IndexValue { .normalized(self) } }
+extension UUID: IndexableValue { public var indexValue: IndexValue { .uuid(self) } }
+extension Date: IndexableValue { public var indexValue: IndexValue { .date(self) } }
+extension Optional: IndexableValue where Wrapped: IndexableValue {
+    public var indexValue: IndexValue { self?.indexValue ?? .null }
+}
+/// The types whose own `<` is the order of their ``IndexValue``, so an index
+/// can serve ranges and orders on them (for other indexable types, such as
+/// enums with raw values, an index serves equality only).
+protocol IndexOrderedValue {}
+extension Int: IndexOrderedValue {}
+extension Int8: IndexOrderedValue {}
+extension Int16: IndexOrderedValue {}
+extension Int32: IndexOrderedValue {}
+extension Int64: IndexOrderedValue {}
+extension UInt8: IndexOrderedValue {}
+extension UInt16: IndexOrderedValue {}
+extension UInt32: IndexOrderedValue {}
+extension UInt: IndexOrderedValue {}
+extension UInt64: IndexOrderedValue {}
+extension Double: IndexOrderedValue {}
+extension Float: IndexOrderedValue {}
+extension Bool: IndexOrderedValue {}
+extension String: IndexOrderedValue {}
+extension UUID: IndexOrderedValue {}
+extension Date: IndexOrderedValue {}
+
+extension RawRepresentable where RawValue: IndexableValue, Self: IndexableValue {
+    public var indexValue: IndexValue { rawValue.indexValue }
+}

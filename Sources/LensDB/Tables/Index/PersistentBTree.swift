@@ -1,0 +1,371 @@
+/// An ordered map that is persistent: every copy is a version of its own,
+/// and a change copies only the nodes on its path, sharing the rest with
+/// the versions before it. Indexes and typed tables keep one per committed
+/// version, so a reader holding an old version sees that version's order
+/// while commits go on, and a commit costs O(log n) per changed entry.
+///
+/// Why not swift-collections: its sorted collections are not released, and
+/// `TreeDictionary` is unordered. Why a B+tree: wide nodes keep the tree
+/// shallow (three levels hold a quarter million entries), binary search
+/// within a node is cache-friendly, and counting each subtree gives
+/// offset paging in O(log n).
+///
+/// Copy-on-write by node: a change first makes each node on its path unique
+/// (`isKnownUniquelyReferenced`), copying only the shared ones; so a run of
+/// changes inside one transaction copies each node once, then mutates it in
+/// place. Not thread-safe to mutate one value from two threads (like `Array`);
+/// copies may be read and changed on any threads.
+///
+/// - Complexity: lookup, insert and remove O(log n); iteration O(1) per element.
+struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
+    /// The most entries a node holds before it splits. Stored nowhere;
+    /// tuning only.
+    static var nodeCapacity: Int { 64 }
+    /// A node emptier than this after a removal merges with a neighbour
+    /// when the two fit in one node.
+    static var mergeThreshold: Int { nodeCapacity / 4 }
+
+    fileprivate typealias Node = BTreeNode<Key, Value>
+    private var root: Node?
+
+    init() {}
+
+    /// The number of entries.
+    var count: Int { root?.total ?? 0 }
+    var isEmpty: Bool { count == 0 }
+
+    /// The value for `key`, if any.
+    func value(for key: Key) -> Value? {
+        guard var node = root else { return nil }
+        while !node.isLeaf {
+            node = node.children[node.childIndex(for: key)]
+        }
+        let index = node.keys.lowerBound(of: key)
+        return index < node.keys.count && node.keys[index] == key ? node.values[index] : nil
+    }
+
+    /// Inserts or replaces the entry for `key`; returns the value replaced.
+    @discardableResult
+    mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
+        if root == nil { root = Node(leafKeys: [], values: []) }
+        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
+        let (old, split) = root!.insert(key, value)
+        if let split {
+            root = Node(children: [root!, split])
+        }
+        return old
+    }
+
+    /// Removes the entry for `key`; returns its value.
+    @discardableResult
+    mutating func removeValue(forKey key: Key) -> Value? {
+        guard root != nil else { return nil }
+        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
+        let old = root!.remove(key)
+        if root!.isLeaf {
+            if root!.keys.isEmpty { root = nil }
+        } else if root!.children.count == 1 {
+            root = root!.children[0]
+        }
+        return old
+    }
+
+    /// Calls `body` with entries in ascending key order, starting at the
+    /// first key for which `isBefore` is false (`isBefore` must be true for
+    /// a prefix of the keys, as `key < bound` is), until `body` returns false.
+    func forEach(from isBefore: (Key) -> Bool = { _ in false }, _ body: (Key, Value) throws -> Bool) rethrows {
+        guard let root else { return }
+        var stack: [(Node, Int)] = []
+        var node = root
+        while !node.isLeaf {
+            let index = Swift.max(0, node.keys.partitionIndex(where: { !isBefore($0) }) - 1)
+            stack.append((node, index))
+            node = node.children[index]
+        }
+        var index = node.keys.partitionIndex(where: { !isBefore($0) })
+        while true {
+            while index < node.keys.count {
+                guard try body(node.keys[index], node.values[index]) else { return }
+                index += 1
+            }
+            // Climb to the next subtree to the right, then down to its first leaf.
+            while let (parent, childIndex) = stack.popLast() {
+                if childIndex + 1 < parent.children.count {
+                    stack.append((parent, childIndex + 1))
+                    node = parent.children[childIndex + 1]
+                    while !node.isLeaf {
+                        stack.append((node, 0))
+                        node = node.children[0]
+                    }
+                    index = 0
+                    break
+                }
+            }
+            if index != 0 || node.keys.isEmpty { return }
+        }
+    }
+
+    /// Calls `body` with entries in descending key order, starting at the
+    /// last key for which `isAfter` is false (`isAfter` must be true for a
+    /// suffix of the keys, as `key > bound` is), until `body` returns false.
+    func forEachReversed(from isAfter: (Key) -> Bool = { _ in false }, _ body: (Key, Value) throws -> Bool) rethrows {
+        guard let root else { return }
+        var stack: [(Node, Int)] = []
+        var node = root
+        while !node.isLeaf {
+            // The last child whose first key is not after the bound.
+            let index = Swift.max(0, node.keys.partitionIndex(where: { isAfter($0) }) - 1)
+            stack.append((node, index))
+            node = node.children[index]
+        }
+        var index = node.keys.partitionIndex(where: { isAfter($0) }) - 1
+        while true {
+            while index >= 0 {
+                guard try body(node.keys[index], node.values[index]) else { return }
+                index -= 1
+            }
+            var moved = false
+            while let (parent, childIndex) = stack.popLast() {
+                if childIndex > 0 {
+                    stack.append((parent, childIndex - 1))
+                    node = parent.children[childIndex - 1]
+                    while !node.isLeaf {
+                        stack.append((node, node.children.count - 1))
+                        node = node.children[node.children.count - 1]
+                    }
+                    index = node.keys.count - 1
+                    moved = true
+                    break
+                }
+            }
+            if !moved { return }
+        }
+    }
+
+    /// How many keys come before the first key for which `isBefore` is false.
+    func rank(of isBefore: (Key) -> Bool) -> Int {
+        guard var node = root else { return 0 }
+        var rank = 0
+        while !node.isLeaf {
+            let index = Swift.max(0, node.keys.partitionIndex(where: { !isBefore($0) }) - 1)
+            for child in node.children[..<index] { rank += child.total }
+            node = node.children[index]
+        }
+        return rank + node.keys.partitionIndex(where: { !isBefore($0) })
+    }
+
+    /// The entry at `rank` in ascending order (0 is the smallest).
+    func entry(atRank rank: Int) -> (key: Key, value: Value)? {
+        guard var node = root, rank >= 0, rank < node.total else { return nil }
+        var rest = rank
+        while !node.isLeaf {
+            var index = 0
+            while rest >= node.children[index].total {
+                rest -= node.children[index].total
+                index += 1
+            }
+            node = node.children[index]
+        }
+        return (node.keys[rest], node.values[rest])
+    }
+
+    /// The smallest and the largest key.
+    var first: (key: Key, value: Value)? { entry(atRank: 0) }
+    var last: (key: Key, value: Value)? { entry(atRank: count - 1) }
+
+    /// Checks the tree's shape: keys in order, separators equal to each
+    /// child's first key, counts right, every leaf at one depth, no node
+    /// over capacity. For tests.
+    func checkInvariants() -> String? {
+        guard let root else { return nil }
+        var leafDepth: Int?
+        return root.check(depth: 0, leafDepth: &leafDepth)
+    }
+}
+
+/// One node: a leaf holds keys and values; an internal node holds children
+/// and, for each, its first key and its number of entries.
+///
+/// `@unchecked Sendable` is sound for the same reason `Array`'s buffer is:
+/// a node is mutated only through a tree that holds the one reference to it
+/// (`isKnownUniquelyReferenced` checked on every path step), so no other
+/// thread, and no other version, can see a node while it changes.
+final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
+    var keys: [Key]
+    var values: [Value]
+    var children: [BTreeNode]
+    var total: Int
+    var isLeaf: Bool { children.isEmpty }
+
+    init(leafKeys: [Key], values: [Value]) {
+        keys = leafKeys
+        self.values = values
+        children = []
+        total = leafKeys.count
+    }
+
+    init(children: [BTreeNode]) {
+        self.children = children
+        keys = children.map { $0.keys[0] }
+        values = []
+        total = children.reduce(0) { $0 + $1.total }
+    }
+
+    private init(copying node: BTreeNode) {
+        keys = node.keys
+        values = node.values
+        children = node.children
+        total = node.total
+    }
+
+    func copy() -> BTreeNode { BTreeNode(copying: self) }
+
+    /// The child whose range holds `key`.
+    func childIndex(for key: Key) -> Int {
+        Swift.max(0, keys.upperBound(of: key) - 1)
+    }
+
+    private func uniqueChild(_ index: Int) -> BTreeNode {
+        if !isKnownUniquelyReferenced(&children[index]) { children[index] = children[index].copy() }
+        return children[index]
+    }
+
+    /// Inserts; returns the value replaced and, when this node split, its new right sibling.
+    func insert(_ key: Key, _ value: Value) -> (Value?, BTreeNode?) {
+        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        if isLeaf {
+            let index = keys.lowerBound(of: key)
+            if index < keys.count && keys[index] == key {
+                let old = values[index]
+                values[index] = value
+                return (old, nil)
+            }
+            keys.insert(key, at: index)
+            values.insert(value, at: index)
+            total += 1
+            return (nil, keys.count > capacity ? splitLeaf() : nil)
+        }
+        let index = childIndex(for: key)
+        let child = uniqueChild(index)
+        let (old, split) = child.insert(key, value)
+        if old == nil { total += 1 }
+        keys[index] = child.keys[0]
+        if let split {
+            children.insert(split, at: index + 1)
+            keys.insert(split.keys[0], at: index + 1)
+        }
+        return (old, children.count > capacity ? splitInternal() : nil)
+    }
+
+    private func splitLeaf() -> BTreeNode {
+        let half = keys.count / 2
+        let right = BTreeNode(leafKeys: Array(keys[half...]), values: Array(values[half...]))
+        keys.removeSubrange(half...)
+        values.removeSubrange(half...)
+        total = keys.count
+        return right
+    }
+
+    private func splitInternal() -> BTreeNode {
+        let half = children.count / 2
+        let right = BTreeNode(children: Array(children[half...]))
+        children.removeSubrange(half...)
+        keys.removeSubrange(half...)
+        total -= right.total
+        return right
+    }
+
+    /// Removes `key`; returns its value. The caller fixes this node's own
+    /// separator in its parent and merges it when it became too small.
+    func remove(_ key: Key) -> Value? {
+        if isLeaf {
+            let index = keys.lowerBound(of: key)
+            guard index < keys.count && keys[index] == key else { return nil }
+            keys.remove(at: index)
+            total -= 1
+            return values.remove(at: index)
+        }
+        let index = childIndex(for: key)
+        guard children[index].contains(key) else { return nil }
+        let child = uniqueChild(index)
+        let old = child.remove(key)
+        total -= 1
+        if child.total == 0 {
+            children.remove(at: index)
+            keys.remove(at: index)
+        } else {
+            keys[index] = child.keys[0]
+            mergeIfSmall(index)
+        }
+        return old
+    }
+
+    /// Whether the subtree holds `key` (so a miss copies nothing).
+    private func contains(_ key: Key) -> Bool {
+        var node = self
+        while !node.isLeaf { node = node.children[node.childIndex(for: key)] }
+        let index = node.keys.lowerBound(of: key)
+        return index < node.keys.count && node.keys[index] == key
+    }
+
+    /// Merges child `index` into a neighbour when it is under the merge
+    /// threshold and the two fit in one node.
+    private func mergeIfSmall(_ index: Int) {
+        let threshold = PersistentBTree<Key, Value>.mergeThreshold
+        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        let size = { (node: BTreeNode) in node.isLeaf ? node.keys.count : node.children.count }
+        guard size(children[index]) < threshold, children.count > 1 else { return }
+        let left = index > 0 ? index - 1 : index
+        guard size(children[left]) + size(children[left + 1]) <= capacity else { return }
+        let merged = uniqueChild(left)
+        let right = children[left + 1]
+        if merged.isLeaf {
+            merged.keys += right.keys
+            merged.values += right.values
+        } else {
+            merged.children += right.children
+            merged.keys += right.keys
+        }
+        merged.total += right.total
+        children.remove(at: left + 1)
+        keys.remove(at: left + 1)
+    }
+
+    func check(depth: Int, leafDepth: inout Int?) -> String? {
+        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        guard zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) else { return "keys out of order at depth \(depth)" }
+        if isLeaf {
+            if let leafDepth, leafDepth != depth { return "leaves at depths \(leafDepth) and \(depth)" }
+            leafDepth = depth
+            guard keys.count == values.count, total == keys.count, keys.count <= capacity else { return "leaf counts wrong" }
+            return nil
+        }
+        guard keys.count == children.count, children.count <= capacity, !children.isEmpty else { return "internal shape wrong" }
+        guard total == children.reduce(0, { $0 + $1.total }) else { return "subtree count wrong at depth \(depth)" }
+        for (key, child) in zip(keys, children) {
+            guard !child.keys.isEmpty, child.keys[0] == key else { return "separator is not the child's first key" }
+            if let problem = child.check(depth: depth + 1, leafDepth: &leafDepth) { return problem }
+        }
+        return nil
+    }
+}
+
+extension Array where Element: Comparable {
+    /// The first index whose element is not less than `key`.
+    func lowerBound(of key: Element) -> Int { partitionIndex { !($0 < key) } }
+    /// The first index whose element is greater than `key`.
+    func upperBound(of key: Element) -> Int { partitionIndex { key < $0 } }
+}
+
+extension Array {
+    /// The first index for which `predicate` holds, given that it holds for
+    /// a suffix of the elements. Binary search.
+    func partitionIndex(where predicate: (Element) -> Bool) -> Int {
+        var low = 0, high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
+}

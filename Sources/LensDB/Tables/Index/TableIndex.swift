@@ -1,0 +1,203 @@
+/// A secondary index of a typed table, as code declares it:
+/// `.on(\.city)`, `.on(\.city, \.age)`, `.unique(\.email)`.
+///
+/// Index definitions live in code, not on disk: opening a table rebuilds
+/// its indexes from the entities, so adding or dropping one needs no
+/// migration.
+public struct Index<T: Entity>: Sendable, CustomStringConvertible {
+    /// The indexed fields, in order.
+    public let keyPaths: [PartialKeyPath<T> & Sendable]
+    /// Whether two entities may not share a key.
+    public let isUnique: Bool
+    /// The key of one entity.
+    let key: @Sendable (T) -> IndexedKey
+
+    /// A name for plans and errors: `city`, `city+age`.
+    public var name: String {
+        keyPaths.map { path in
+            let text = "\(path)"
+            return text.split(separator: ".", maxSplits: 1).last.map(String.init) ?? text
+        }.joined(separator: "+")
+    }
+
+    public var description: String { (isUnique ? "unique " : "") + "index \(name)" }
+
+    /// An index on one field.
+    public static func on<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
+        Index(keyPaths: [field], isUnique: false) { .one($0[keyPath: field].indexValue) }
+    }
+
+    /// An index on two fields, ordered by the first, then the second: serves
+    /// equality on the first with any condition on the second.
+    public static func on<A: IndexableValue, B: IndexableValue>(
+        _ first: KeyPath<T, A> & Sendable, _ second: KeyPath<T, B> & Sendable
+    ) -> Index {
+        Index(keyPaths: [first, second], isUnique: false) {
+            .many([$0[keyPath: first].indexValue, $0[keyPath: second].indexValue])
+        }
+    }
+
+    /// An index on one field whose values no two entities may share: a put
+    /// that would break it throws ``TableError/uniqueViolation(index:value:)``.
+    /// `nil` values are not compared (any number of entities may have none).
+    public static func unique<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
+        Index(keyPaths: [field], isUnique: true) { .one($0[keyPath: field].indexValue) }
+    }
+
+    /// Whether two definitions index the same fields the same way.
+    func sameDefinition(as other: Index) -> Bool {
+        isUnique == other.isUnique && keyPaths.map { $0 as AnyKeyPath } == other.keyPaths.map { $0 as AnyKeyPath }
+    }
+}
+
+/// An index key: one value, or several for a multi-field index (compared
+/// field by field).
+enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
+    case one(IndexValue)
+    case many([IndexValue])
+
+    var values: [IndexValue] {
+        switch self {
+        case let .one(value): [value]
+        case let .many(values): values
+        }
+    }
+
+    var first: IndexValue {
+        switch self {
+        case let .one(value): value
+        case let .many(values): values[0]
+        }
+    }
+
+    static func < (a: IndexedKey, b: IndexedKey) -> Bool {
+        switch (a, b) {
+        case let (.one(x), .one(y)): x < y
+        default: a.values.lexicographicallyPrecedes(b.values)
+        }
+    }
+
+    var description: String {
+        switch self {
+        case let .one(value): "\(value)"
+        case let .many(values): "(" + values.map(\.description).joined(separator: ", ") + ")"
+        }
+    }
+}
+
+/// One entry of an index: the key, then the entity's identifier, so entries
+/// with equal keys are in identifier order and every entry is distinct.
+struct IndexEntry<ID: Comparable & Sendable>: Sendable, Comparable {
+    var key: IndexedKey
+    var id: ID
+
+    static func < (a: IndexEntry, b: IndexEntry) -> Bool {
+        a.key < b.key || (a.key == b.key && a.id < b.id)
+    }
+
+    static func == (a: IndexEntry, b: IndexEntry) -> Bool { a.key == b.key && a.id == b.id }
+}
+
+/// One index of one version of a table: its definition and its entries.
+struct IndexState<T: Entity>: Sendable {
+    let definition: Index<T>
+    var entries = PersistentBTree<IndexEntry<T.ID>, Void>()
+
+    init(_ definition: Index<T>) { self.definition = definition }
+
+    /// Updates the entries for an entity changing from `old` to `new`.
+    mutating func update(old: T?, new: T?) {
+        let oldKey = old.map(definition.key), newKey = new.map(definition.key)
+        if let old, let new, oldKey == newKey, old.id == new.id { return }
+        if let old, let oldKey { entries.removeValue(forKey: IndexEntry(key: oldKey, id: old.id)) }
+        if let new, let newKey { entries.updateValue((), forKey: IndexEntry(key: newKey, id: new.id)) }
+    }
+
+    /// The identifier of another entity with `entity`'s key, when this is a
+    /// unique index and one exists.
+    func conflict(with entity: T) -> (key: IndexedKey, id: T.ID)? {
+        guard definition.isUnique else { return nil }
+        let key = definition.key(entity)
+        guard key.first != .null else { return nil }
+        var found: T.ID?
+        entries.forEach(from: { $0.key < key }) { entry, _ in
+            guard entry.key == key else { return false }
+            if entry.id != entity.id { found = entry.id }
+            return found == nil
+        }
+        return found.map { (key, $0) }
+    }
+
+    /// How many entries lie in `range`. O(log n).
+    func count(in range: KeyRange) -> Int {
+        entries.rank(of: { !range.isAbove($0.key) }) - entries.rank(of: { range.isBelow($0.key) })
+    }
+
+    /// Calls `body` with the identifiers in `range`, in index order
+    /// (descending when asked), until it returns false. With `start`, the
+    /// walk begins at that key (the entries before it in walking order are
+    /// skipped without being read).
+    func forEach(
+        in range: KeyRange, descending: Bool = false, startingAt start: IndexedKey? = nil,
+        _ body: (IndexedKey, T.ID) throws -> Bool
+    ) rethrows {
+        if descending {
+            try entries.forEachReversed(from: { entry in range.isAbove(entry.key) || start.map { $0 < entry.key } == true }) { entry, _ in
+                guard !range.isBelow(entry.key) else { return false }
+                return try body(entry.key, entry.id)
+            }
+        } else {
+            try entries.forEach(from: { entry in range.isBelow(entry.key) || start.map { entry.key < $0 } == true }) { entry, _ in
+                guard !range.isAbove(entry.key) else { return false }
+                return try body(entry.key, entry.id)
+            }
+        }
+    }
+}
+
+/// A contiguous stretch of an index: keys equal to `prefix` on their first
+/// fields and, on the field after, within the bounds. Every filter an index
+/// serves (equality, ranges, equality then a range on a two-field index)
+/// is one, and so is the whole index.
+struct KeyRange: Sendable, Equatable, CustomStringConvertible {
+    struct Bound: Sendable, Equatable {
+        var value: IndexValue
+        var inclusive: Bool
+    }
+    var prefix: [IndexValue] = []
+    var lower: Bound?
+    var upper: Bound?
+
+    static let everything = KeyRange()
+
+    /// Whether `key` comes before the range.
+    func isBelow(_ key: IndexedKey) -> Bool {
+        let values = key.values
+        for (index, value) in prefix.enumerated() {
+            if values[index] < value { return true }
+            if value < values[index] { return false }
+        }
+        guard let lower, prefix.count < values.count else { return false }
+        let value = values[prefix.count]
+        return value < lower.value || (!lower.inclusive && value == lower.value)
+    }
+
+    /// Whether `key` comes after the range.
+    func isAbove(_ key: IndexedKey) -> Bool {
+        let values = key.values
+        for (index, value) in prefix.enumerated() {
+            if value < values[index] { return true }
+            if values[index] < value { return false }
+        }
+        guard let upper, prefix.count < values.count else { return false }
+        let value = values[prefix.count]
+        return upper.value < value || (!upper.inclusive && value == upper.value)
+    }
+
+    var description: String {
+        var parts = prefix.map { "= \($0)" }
+        if let lower { parts.append((lower.inclusive ? ">= " : "> ") + "\(lower.value)") }
+        if let upper { parts.append((upper.inclusive ? "<= " : "< ") + "\(upper.value)") }
+        return parts.isEmpty ? "all" : parts.joined(separator: ", ")
+    }
+}

@@ -1,0 +1,166 @@
+/// A query over one typed table: a value describing which entities, in
+/// which order, which page. Building it does nothing; ``all()`` and the
+/// other results plan it against the table's indexes and run it on exactly
+/// one committed version (or the transaction's, for `tx[people].query`).
+///
+/// The pipeline is filter → order → `after` → offset → limit → group.
+///
+/// ```swift
+/// let page = try people.query
+///     .filter(\.city == "Paris" && \.age >= 18)
+///     .sorted(by: \.score, .descending).then(by: \.name)
+///     .offset(40).limit(20)
+///     .all()
+/// ```
+///
+/// Thread-safety: a `Query` is a `Sendable` value; run it from any thread.
+public struct Query<T: Entity>: Sendable {
+    enum Source: Sendable {
+        /// The store's latest committed version when the query runs.
+        case latest
+        /// One given version: a transaction's.
+        case state(StoreState)
+    }
+
+    let table: Table<T>
+    let source: Source
+    var filter: Filter<T>?
+    var order: [SortKey<T>] = []
+    var identifierOrder: [T.ID]?
+    var offsetCount = 0
+    var limitCount: Int?
+    var afterEntity: T?
+
+    init(table: Table<T>, source: Source) {
+        self.table = table
+        self.source = source
+    }
+
+    /// Keeps the entities `filter` holds for, in addition to earlier filters.
+    public func filter(_ filter: Filter<T>) -> Query {
+        var query = self
+        query.filter = self.filter.map { $0 && filter } ?? filter
+        return query
+    }
+
+    /// Orders by `field`, replacing any earlier order. Ties end in
+    /// identifier order, so every order is total and stable.
+    public func sorted<V: Comparable & Sendable>(by field: KeyPath<T, V> & Sendable, _ direction: SortDirection = .ascending) -> Query {
+        var query = self
+        query.order = [SortKey(field, direction)]
+        query.identifierOrder = nil
+        return query
+    }
+
+    /// Orders by an optional field: `nil` first when ascending, last when descending.
+    public func sorted<V: Comparable & Sendable>(by field: KeyPath<T, V?> & Sendable, _ direction: SortDirection = .ascending) -> Query {
+        var query = self
+        query.order = [SortKey(field, direction)]
+        query.identifierOrder = nil
+        return query
+    }
+
+    /// Breaks ties of the order so far by `field`.
+    public func then<V: Comparable & Sendable>(by field: KeyPath<T, V> & Sendable, _ direction: SortDirection = .ascending) -> Query {
+        var query = self
+        query.order.append(SortKey(field, direction))
+        return query
+    }
+
+    /// Breaks ties of the order so far by an optional field.
+    public func then<V: Comparable & Sendable>(by field: KeyPath<T, V?> & Sendable, _ direction: SortDirection = .ascending) -> Query {
+        var query = self
+        query.order.append(SortKey(field, direction))
+        return query
+    }
+
+    /// Puts the entities with these identifiers first, in this order, then
+    /// the rest by identifier. Identifiers that match nothing are ignored.
+    public func sorted(byIdentifiers identifiers: [T.ID]) -> Query {
+        var query = self
+        query.order = []
+        query.identifierOrder = identifiers
+        return query
+    }
+
+    /// Skips the first `count` results.
+    public func offset(_ count: Int) -> Query {
+        var query = self
+        query.offsetCount = count
+        return query
+    }
+
+    /// Returns at most `count` results.
+    public func limit(_ count: Int) -> Query {
+        var query = self
+        query.limitCount = count
+        return query
+    }
+
+    /// Keyset pagination: only results strictly after `entity` in this
+    /// query's order (which ends in identifier order, so "after" is exact).
+    public func after(_ entity: T) -> Query {
+        var query = self
+        query.afterEntity = entity
+        return query
+    }
+}
+
+/// Which way an order runs.
+public enum SortDirection: Sendable, Equatable {
+    case ascending, descending
+}
+
+/// One key of a query's order.
+struct SortKey<T: Entity>: Sendable {
+    let keyPath: AnyKeyPath & Sendable
+    let descending: Bool
+    let isOptional: Bool
+    /// Whether the field's `<` is its index's order, so an index on it can
+    /// serve this order.
+    let indexOrdered: Bool
+    /// -1, 0 or 1 as `a` comes before, with, or after `b` in ascending order.
+    let compare: @Sendable (T, T) -> Int
+
+    init<V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
+        keyPath = field
+        descending = direction == .descending
+        isOptional = false
+        indexOrdered = V.self is any IndexOrderedValue.Type
+        compare = { a, b in
+            let x = a[keyPath: field], y = b[keyPath: field]
+            return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
+        }
+    }
+
+    init<V: Comparable & Sendable>(_ field: KeyPath<T, V?> & Sendable, _ direction: SortDirection) {
+        keyPath = field
+        descending = direction == .descending
+        isOptional = true
+        indexOrdered = V.self is any IndexOrderedValue.Type
+        compare = { a, b in
+            switch (a[keyPath: field], b[keyPath: field]) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (x?, y?): return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
+            }
+        }
+    }
+
+    /// The comparison in this key's direction.
+    func directed(_ a: T, _ b: T) -> Int { descending ? -compare(a, b) : compare(a, b) }
+}
+
+/// Why a query cannot run.
+public enum QueryError: Error, Sendable, Equatable, CustomStringConvertible {
+    case negativeOffset(Int)
+    case negativeLimit(Int)
+
+    public var description: String {
+        switch self {
+        case let .negativeOffset(count): "offset(\(count)): an offset cannot be negative"
+        case let .negativeLimit(count): "limit(\(count)): a limit cannot be negative"
+        }
+    }
+}

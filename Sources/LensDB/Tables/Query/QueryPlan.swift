@@ -1,0 +1,139 @@
+import Foundation
+
+/// How a query finds its entities, chosen against one version's indexes;
+/// ``Query/explain()`` prints it.
+struct QueryPlan<T: Entity> {
+    enum Access {
+        /// Every entity, in identifier order.
+        case scan
+        /// The entries of one index within these ranges.
+        case index(position: Int, ranges: [KeyRange])
+        /// The entities two indexes both find.
+        case intersection(first: (position: Int, ranges: [KeyRange]), second: (position: Int, ranges: [KeyRange]))
+    }
+
+    var access: Access
+    /// How many entities the access reads (exact for index ranges).
+    var estimate: Int
+    /// Set when results come in the query's order by walking this index
+    /// (within the access's ranges), so no sort of all matches is needed
+    /// and a limit stops the walk early.
+    var walk: (position: Int, descending: Bool)?
+    var total: Int
+}
+
+/// Chooses a plan: the most selective index that serves the filter's
+/// conditions (equality, `in`, ranges, equality then a range on a two-field
+/// index), an intersection of two when both are selective, an index walked
+/// in order to serve an order with a limit, or a scan when nothing applies.
+struct QueryPlanner<T: Entity> {
+    let contents: TableContents<T>
+    let query: Query<T>
+
+    func plan() -> QueryPlan<T> {
+        let total = contents.rows.count
+        let conjuncts = query.filter?.node.conjuncts ?? []
+        var candidates: [(position: Int, ranges: [KeyRange], count: Int)] = []
+        for (position, index) in contents.indexes.enumerated() {
+            guard let ranges = ranges(for: index.definition, conjuncts) else { continue }
+            candidates.append((position, ranges, ranges.reduce(0) { $0 + index.count(in: $1) }))
+        }
+        candidates.sort { $0.count < $1.count }
+        var plan = QueryPlan<T>(access: .scan, estimate: total, walk: nil, total: total)
+        if let best = candidates.first {
+            plan = QueryPlan(access: .index(position: best.position, ranges: best.ranges), estimate: best.count, walk: nil, total: total)
+            // Two selective indexes whose results are of like size: the
+            // intersection reads both but fetches only the common entities.
+            if candidates.count > 1, best.count > 64, candidates[1].count <= 2 * best.count, candidates[1].position != best.position {
+                let second = candidates[1]
+                plan.access = .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges))
+            }
+        }
+        plan.walk = walk(for: plan, conjuncts: conjuncts)
+        return plan
+    }
+
+    /// The index to walk in order, when the order's first key has one and
+    /// walking beats sorting.
+    private func walk(for plan: QueryPlan<T>, conjuncts: [Filter<T>.Node]) -> (Int, Bool)? {
+        guard query.identifierOrder == nil, let first = query.order.first, first.indexOrdered,
+              let position = contents.indexes.firstIndex(where: {
+                  $0.definition.keyPaths.count == 1 && $0.definition.keyPaths[0] as AnyKeyPath == first.keyPath
+              }) else { return nil }
+        if case let .index(accessPosition, ranges) = plan.access, accessPosition == position, ranges.count == 1 {
+            return (position, first.descending)
+        }
+        guard let limit = query.limitCount else { return nil }
+        // With no index narrowing a filter, guess that it keeps half.
+        let matching: Int
+        if case .scan = plan.access { matching = conjuncts.isEmpty ? plan.total : plan.total / 2 } else { matching = plan.estimate }
+        return walkBeatsSort(limit: limit, matching: matching, total: plan.total) ? (position, first.descending) : nil
+    }
+
+    /// Walking reads about (offset + limit) / selectivity entries; sorting
+    /// reads every match and sorts them.
+    private func walkBeatsSort(limit: Int, matching: Int, total: Int) -> Bool {
+        let wanted = Double(query.offsetCount + limit)
+        let selectivity = max(Double(matching), 1) / max(Double(total), 1)
+        let walkCost = wanted / selectivity
+        let sortCost = Double(matching) * (1 + log2(Double(max(matching, 2))))
+        return walkCost < sortCost
+    }
+
+    /// The ranges of `index` that hold every entity the conditions allow,
+    /// or nil when the index cannot narrow them.
+    private func ranges(for index: Index<T>, _ conjuncts: [Filter<T>.Node]) -> [KeyRange]? {
+        let paths = index.keyPaths.map { $0 as AnyKeyPath }
+        guard let first = Conditions(on: paths[0], conjuncts) else { return nil }
+        if paths.count == 1 || first.equals == nil {
+            if let values = first.equals { return values.map { KeyRange(prefix: [$0]) } }
+            return [KeyRange(lower: first.lower, upper: first.upper)]
+        }
+        let second = Conditions(on: paths[1], conjuncts)
+        return first.equals!.map { value in
+            if let equals = second?.equals { return equals.map { KeyRange(prefix: [value, $0]) } }
+            return [KeyRange(prefix: [value], lower: second?.lower, upper: second?.upper)]
+        }.flatMap { $0 }
+    }
+}
+
+/// What the top-level conditions say about one field: the values it must
+/// equal (one for `==`, several for `in`), or the bounds it must lie within.
+private struct Conditions {
+    var equals: [IndexValue]?
+    var lower: KeyRange.Bound?
+    var upper: KeyRange.Bound?
+
+    init?<T>(on path: AnyKeyPath, _ conjuncts: [Filter<T>.Node]) {
+        for conjunct in conjuncts {
+            switch conjunct {
+            case let .comparison(comparison) where comparison.keyPath as AnyKeyPath == path:
+                guard let value = comparison.value else { continue }
+                switch comparison.op {
+                case .equal: equals = [value]
+                case .notEqual: continue
+                case .less: tighten(upper: .init(value: value, inclusive: false))
+                case .lessOrEqual: tighten(upper: .init(value: value, inclusive: true))
+                case .greater: tighten(lower: .init(value: value, inclusive: false))
+                case .greaterOrEqual: tighten(lower: .init(value: value, inclusive: true))
+                }
+            case let .membership(membership) where membership.keyPath as AnyKeyPath == path && equals == nil:
+                if let values = membership.values { equals = values }
+            default: continue
+            }
+        }
+        guard equals != nil || lower != nil || upper != nil else { return nil }
+        // An ordering comparison never holds for nil, which indexes put first.
+        if equals == nil && lower == nil { lower = .init(value: .null, inclusive: false) }
+    }
+
+    private mutating func tighten(lower bound: KeyRange.Bound) {
+        guard let current = lower else { lower = bound; return }
+        if current.value < bound.value || (current.value == bound.value && !bound.inclusive) { lower = bound }
+    }
+
+    private mutating func tighten(upper bound: KeyRange.Bound) {
+        guard let current = upper else { upper = bound; return }
+        if bound.value < current.value || (current.value == bound.value && !bound.inclusive) { upper = bound }
+    }
+}

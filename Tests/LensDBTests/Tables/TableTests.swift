@@ -1,0 +1,117 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Typed tables through the public API: put, get, remove, transactions
+/// across tables and reopen.
+@Suite struct TableTests {
+    let alice = Person(id: 1, name: "Alice", email: "alice@example.com", city: "Paris", age: 34, score: 9.5)
+    let bob = Person(id: 2, name: "Bob", email: "bob@example.com", city: "Lyon", age: 27, score: 7)
+
+    @Test func putGetRemoveSurviveReopenAndCompaction() throws {
+        let fileSystem = SimulatedFileSystem()
+        do {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            try people.put(alice)
+            try people.put([bob, Person(id: 3, name: "Chloé", email: "c@example.com", city: "Paris", age: 41, score: 8)])
+            try people.remove(3)
+            #expect(people[1] == alice && people[2] == bob && people[3] == nil)
+            #expect(people.count == 2 && people.all() == [alice, bob])
+            store.close()
+        }
+        for round in 0..<2 {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            #expect(people.all() == [alice, bob], "round \(round)")
+            #expect(try people.query.filter(\.city == "Paris").all() == [alice])
+            if round == 0 { try store.compact() }
+            store.close()
+        }
+    }
+
+    @Test func anEqualPutWritesNoRecord() throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(alice)
+        let lsn = store.current.lsn
+        try people.put(alice)
+        try people.put([alice, bob])
+        #expect(store.current.lsn == lsn + 1, "only bob was new")
+        var older = alice
+        older.age += 1
+        try people.put(older)
+        #expect(store.current.lsn == lsn + 2)
+    }
+
+    @Test func uniqueIndexRefusesADuplicateAndTheTransactionChangesNothing() throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(alice)
+        var twin = bob
+        twin.email = alice.email
+        #expect(throws: TableError.uniqueViolation(index: "people.email", value: "\"alice@example.com\"")) {
+            try people.put([bob, twin])
+        }
+        #expect(people.count == 1 && people[2] == nil, "bob, in the same transaction, was not written either")
+        var moved = alice
+        moved.city = "Nice"
+        try people.put(moved)
+        #expect(people[1]?.city == "Nice", "an entity keeps its own unique value when it changes")
+    }
+
+    @Test func aTransactionAcrossTablesAndARootIsOneRecord() throws {
+        struct Order: Entity, Equatable { var id: UUID; var person: Int64; var total: Double }
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        let orders = try store.table(Order.self, named: "orders")
+        let order = Order(id: UUID(), person: 1, total: 12)
+        let before = store.current.lsn
+        try store.write { tx in
+            try tx[people].put(alice)
+            #expect(tx[people][1] == alice, "a transaction reads its own writes")
+            #expect(try tx[people].query.filter(\.city == "Paris").count() == 1)
+            try tx[orders].put(order)
+            tx.setRoot([1], named: "marker")
+        }
+        #expect(store.current.lsn == before + 1)
+        struct Refused: Error {}
+        #expect(throws: Refused.self) {
+            try store.write { tx in
+                try tx[people].put(bob)
+                try tx[orders].remove(order.id)
+                throw Refused()
+            }
+        }
+        #expect(people[2] == nil && orders[order.id] == order, "a throw inside the block changes nothing")
+    }
+
+    @Test func openingTwiceGivesTheSameTableAndAnotherTypeIsAnError() throws {
+        struct Other: Entity { var id: Int64; var x: Int }
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(alice)
+        let again = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(again[1] == alice)
+        #expect(throws: TableError.self) { try store.table(Other.self, named: "people") }
+        #expect(throws: TableError.self) { try store.table(Person.self, named: "people", indexes: [.on(\.city)]) }
+        let raw = try tableStore()
+        try raw.write { tx in tx.put([1], for: [1], in: "bytes") }
+        #expect(throws: TableError.encodingMismatch(table: "bytes", stored: .raw, expected: TableEncoding(key: .int64, value: .valueFormat))) {
+            try raw.table(Person.self, named: "bytes")
+        }
+    }
+
+    @Test func readersHoldingAnOldVersionKeepIt() throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(alice)
+        let old = store.current
+        try people.put(bob)
+        try people.remove(1)
+        #expect(try Query(table: people, source: .state(old)).all() == [alice])
+        #expect(try Query(table: people, source: .state(old)).filter(\.city == "Lyon").count() == 0)
+        #expect(people.all() == [bob])
+    }
+}
