@@ -64,17 +64,11 @@ final class POSIXFile: StoredFile {
         return Int64(info.st_size)
     }
 
-    func sync(_ mode: SyncMode) throws {
+    func sync(_ need: SyncNeed) throws {
         let descriptor = try open(.sync)
-        #if canImport(Darwin)
-        // fsync on Darwin only reaches the drive's cache; F_FULLFSYNC flushes it.
-        let result = mode == .full ? fcntl(descriptor, F_FULLFSYNC) : fsync(descriptor)
-        #else
-        let result = mode == .full ? fsync(descriptor) : fdatasync(descriptor)
-        #endif
-        // Never retried (promise 6): after a failure Linux may have marked the
-        // dirty pages clean, so a second fsync could succeed with the data lost.
-        guard result == 0 else { throw StorageError(errno: errno, .sync, path: path) }
+        if case .failure(let error) = POSIXSync.sync(descriptor, need) {
+            throw StorageError(errno: error.code, .sync, path: path)
+        }
     }
 
     func truncate(to length: Int64) throws {
