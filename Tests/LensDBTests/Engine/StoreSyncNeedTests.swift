@@ -86,3 +86,28 @@ import Testing
         }
     }
 }
+
+/// `LogWriterOptions.appleBarrierOnly` changes the syncs of commits and nothing else.
+@Suite struct StoreBarrierOnlyTests {
+    @Test func barrierOnlyOrdersCommitsAndKeepsSnapshotsDurable() throws {
+        let fileSystem = SimulatedFileSystem()
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        options.log.backgroundSyncInterval = nil
+        options.log.appleBarrierOnly = true
+        let store = try Store(at: "s/store", options: options)
+        try store.write { tx in tx.put(bytes("v"), for: bytes("first"), in: "t") }
+        let durable = fileSystem.syncCount(.durable), ordered = fileSystem.syncCount(.ordered)
+        try store.write(durability: .full) { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        #expect(fileSystem.syncCount(.ordered) == ordered + 1)
+        #expect(fileSystem.syncCount(.durable) == durable)
+        let snapshotSyncs = Locked(0)
+        fileSystem.observeCalls { operation, path in
+            if operation == .sync && path.hasSuffix(".snap.tmp") { snapshotSyncs.withLock { $0 += 1 } }
+        }
+        try store.compact()
+        #expect(snapshotSyncs.withLock { $0 } == 1)
+        #expect(fileSystem.syncCount(.durable) == durable + 1, "the snapshot's sync, and only it, asks for .durable")
+        store.close()
+    }
+}

@@ -42,6 +42,17 @@ import Testing
         }
     }
 
+    @Test(arguments: SyncPlatform.allCases)
+    func commitsSyncDurablyByDefaultAndStayOrderedWithBarrierOnly(_ platform: SyncPlatform) {
+        var barrierOnly = LogWriterOptions()
+        barrierOnly.appleBarrierOnly = true
+        let byDefault = platform.plan(for: LogWriterOptions().commitSyncNeed).call
+        let ordered = platform.plan(for: barrierOnly.commitSyncNeed).call
+        #expect(platform.reach(of: byDefault) == .stableStorage)
+        #expect(platform.reach(of: ordered) == (platform.isDarwin ? .ordered : .stableStorage))
+        #expect(platform.isDarwin || ordered == byDefault, "barrier-only changes nothing on Linux")
+    }
+
     @Test func theCurrentPlatformIsTheOneBuiltFor() {
         #if os(Linux)
         #expect(SyncPlatform.current == .linux)
