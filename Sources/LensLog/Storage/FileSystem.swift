@@ -75,6 +75,7 @@ public enum SyncSupport: Sendable, Equatable, CustomStringConvertible {
     /// `.full` commits.
     case fallingBack(refused: SyncCall, using: SyncCall)
 
+    /// One sentence for a program's log: which call durable syncs use.
     public var description: String {
         switch self {
         case .asPlanned(let call): "durable syncs use \(call.rawValue)"

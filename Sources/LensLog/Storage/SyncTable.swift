@@ -55,6 +55,7 @@ public enum SyncReach: Int, Sendable, Comparable {
     /// To stable storage: a power cut keeps them.
     case stableStorage
 
+    /// Whether `a` gets the writes less far than `b`.
     public static func < (a: SyncReach, b: SyncReach) -> Bool { a.rawValue < b.rawValue }
 }
 
@@ -69,6 +70,7 @@ public struct SyncPlan: Sendable, Equatable {
     /// open says so in ``SyncSupport``.
     public var fallbacks: [SyncCall] = []
 
+    /// A plan that uses `call`, and `fallbacks` where a file system refuses it.
     public init(call: SyncCall, fallbacks: [SyncCall] = []) {
         self.call = call
         self.fallbacks = fallbacks
@@ -80,8 +82,11 @@ public struct SyncPlan: Sendable, Equatable {
 
 /// The platforms LensDB builds for, as far as syncing is concerned.
 public enum SyncPlatform: String, Sendable, CaseIterable {
+    /// Linux, with glibc or musl.
     case linux
+    /// macOS 13 or later.
     case macOS
+    /// iOS 16 or later, including Mac Catalyst and the simulator.
     case iOS
 
     /// The platform this program was built for.
