@@ -6,6 +6,11 @@ import PackageDescription
 
 let package = Package(
     name: "LensDB",
+    // Linux first; on Apple platforms the minimums are where Duration and
+    // ContinuousClock (log options, open timing) begin: macOS 13, iOS 16.
+    // What LensDB needs of Darwin itself is older: F_FULLFSYNC,
+    // F_BARRIERFSYNC, F_PREALLOCATE and the Compression library's raw LZ4.
+    platforms: [.macOS(.v13), .iOS(.v16)],
     products: [
         .library(name: "LensDB", targets: ["LensDB"]),
         .library(name: "LensLog", targets: ["LensLog"]),
@@ -21,6 +26,8 @@ let package = Package(
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev). The block API only.
+        // Linux only: Apple platforms have no liblz4, and LZ4.swift uses the
+        // Compression library's raw LZ4 there, which is the same block format.
         .systemLibrary(
             name: "CLZ4",
             pkgConfig: "liblz4",
@@ -31,7 +38,10 @@ let package = Package(
         .target(name: "CLensCRC"),
         // Storage seam, record framing, log writer/reader, snapshots. No Codable:
         // logtool and the fuzzers read any store without the program's types.
-        .target(name: "LensLog", dependencies: ["CLZ4", "CLensCRC"]),
+        .target(
+            name: "LensLog",
+            dependencies: [.target(name: "CLZ4", condition: .when(platforms: [.linux])), "CLensCRC"]
+        ),
         // Values, engine, tables, queries, lens, consistency.
         .target(
             name: "LensDB",

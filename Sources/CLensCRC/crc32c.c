@@ -12,6 +12,8 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#elif defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>  // Darwin has no getauxval; it names CPU features in sysctl
 #elif defined(__aarch64__)
 #include <sys/auxv.h>
 #ifndef HWCAP_CRC32
@@ -36,6 +38,10 @@ static void initialize(void) {
 #if defined(__x86_64__)
     unsigned int eax, ebx, ecx, edx;
     if (__get_cpuid(1, &eax, &ebx, &ecx, &edx)) hardware = (ecx & bit_SSE4_2) != 0;
+#elif defined(__aarch64__) && defined(__APPLE__)
+    int present = 0;
+    size_t size = sizeof(present);
+    hardware = sysctlbyname("hw.optional.armv8_crc32", &present, &size, NULL, 0) == 0 && present != 0;
 #elif defined(__aarch64__)
     hardware = (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
 #endif

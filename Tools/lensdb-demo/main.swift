@@ -7,7 +7,8 @@ let path = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "
 
 do {
     // 1. Write: three transactions (people, orders, a settings document), each
-    //    durable when it returns: the log was fdatasync'ed.
+    //    durable when it returns: the log was synced durably
+    //    (fdatasync on Linux, F_FULLFSYNC on macOS and iOS).
     let lastLSN = try DemoStore.write(at: path)
     print("wrote people, orders and the settings document to \(path) (last LSN \(lastLSN))")
 

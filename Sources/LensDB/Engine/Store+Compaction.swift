@@ -13,7 +13,9 @@ extension Store {
     /// Steps, and what a crash after each leaves:
     /// 1. create and sync log G+1 (no header yet): old state; the empty log is ignored;
     /// 2. hold writers, write its header, swap it in: old snapshot + old logs + log G+1;
-    /// 3. sync the old log: the snapshot never holds a commit the log could lose;
+    /// 3. sync the old log: the snapshot never holds a commit the log could lose
+    ///    (with `appleBarrierOnly` this sync only orders; step 4's F_FULLFSYNC
+    ///    then empties the whole drive cache, the old log's writes with it);
     /// 4. write `snapshot-(G+1).snap.tmp`, sync: a temporary file, removed on open;
     /// 5. rename it into place, sync the directory: the new snapshot is in effect;
     /// 6. delete older snapshots and logs, sync the directory.

@@ -32,6 +32,8 @@ extension Store {
             lock = try takeLock(directory)
         }
         do {
+            // Asked before any write: on Darwin it costs one F_FULLFSYNC of the directory.
+            let durableSync = options.readOnly ? nil : try fileSystem.durableSyncSupport(in: path)
             var listing = try directory.list()
             let closedCleanly = try !options.readOnly && takeClosedMarker(directory)
             if !options.readOnly { try removeTemporaries(&listing, directory) }
@@ -49,7 +51,7 @@ extension Store {
             unproven.removeAll { $0.lsn <= report.provenLSN }
             var opened = Opened(
                 state: state, log: nil, generation: listing.newestGeneration, lock: lock,
-                statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0),
+                statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0, durableSync: durableSync),
                 snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
             if !options.readOnly {
                 try removeUnneededLogs(report, directory)

@@ -35,6 +35,8 @@ public final class Store: Sendable {
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?
+    /// Whether ``close()`` has run; its mutex serializes closes.
+    private let closing = Locked(false)
     /// What open found; fixed after open.
     public let openStatistics: OpenStatistics
 
@@ -107,17 +109,54 @@ public final class Store: Sendable {
         do { try log.flush() } catch { throw fail(error) }
     }
 
-    /// Flushes, closes the log, waits for a running compaction to finish and
-    /// releases the lock. Later writes throw ``StoreError/closed(path:)``;
-    /// reads keep working. Idempotent.
+    /// Closes the store, so that another process (an app extension, say, or
+    /// this program after it resumes) may open it.
+    ///
+    /// Safe from any thread, at any moment, any number of times: from a
+    /// scene-phase or background-task handler, from several threads at once,
+    /// and again after it returned. Never from inside a ``write(durability:_:)``
+    /// block, whose writers' lock it needs.
+    ///
+    /// When it returns, from whichever call:
+    /// - every commit acknowledged before the first call is as durable as
+    ///   its durability promised; `.buffered` ones have been flushed too,
+    ///   unless that flush failed (the next open then recovers as after a crash);
+    /// - the log is closed, and no compaction of this store is writing: a
+    ///   running one has finished its snapshot, since the next owner of the
+    ///   lock must not meet it half written;
+    /// - the lock is released.
+    ///
+    /// A call that finds a close running waits for it to finish. A commit
+    /// racing with the first call either completes before its flush or
+    /// throws ``StoreError/closed(path:)``, as every later write does. Reads
+    /// keep serving the last committed state from memory; to write again,
+    /// open a new `Store`.
+    ///
+    /// Blocks the calling thread for one sync, plus the rest of a running
+    /// compaction (at most the writing of one snapshot). Never throws: a
+    /// failed final flush has no caller left to act on it, and an
+    /// acknowledged `.full` commit is durable already.
+    ///
+    /// On iOS, a store in an app-group container (shared with an extension)
+    /// must be closed before the app is suspended: the system terminates a
+    /// suspended app that holds a file lock there. Close it when the scene
+    /// phase becomes `.background`, inside a background task, and open it
+    /// again when the app becomes active.
     public func close() {
-        let (log, wasClosed) = writer.withLock { side in
-            defer { side.log = nil; side.closed = true }
-            return (side.log, side.closed)
+        // Held for the whole close, so a second caller returns only once the
+        // first is done; nothing a close waits for takes this lock.
+        closing.withLock { closed in
+            guard !closed else { return }
+            closed = true
+            closeOnce()
         }
-        // Only the first close may judge the end clean: a later one (deinit
-        // after close, say) knows nothing of whether that flush succeeded.
-        guard !wasClosed else { return }
+    }
+
+    private func closeOnce() {
+        let log = writer.withLock { side in
+            defer { side.log = nil; side.closed = true }
+            return side.log
+        }
         // A failed final flush has nobody to tell; an acknowledged `.full`
         // commit is already durable, and `.buffered` ones promised no more.
         let flushed = log.map { (try? $0.flush()) != nil } ?? true

@@ -43,4 +43,10 @@ public struct OpenStatistics: Sendable {
     public var items: Int
     /// Wall time of the open, in seconds.
     public var seconds: Double
+    /// Whether durable syncs in the store's directory get the call the sync
+    /// table plans, or fall back because the file system refuses it (on
+    /// Darwin: F_FULLFSYNC refused, fsync used, so a power cut may lose
+    /// acknowledged `.full` commits). nil for read-only and in-memory opens,
+    /// which sync nothing.
+    public var durableSync: SyncSupport? = nil
 }

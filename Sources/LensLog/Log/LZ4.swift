@@ -1,11 +1,39 @@
+#if os(Linux)
 import CLZ4
+#elseif canImport(Compression)
+import Compression
+#endif
 
 /// LZ4 block compression for record payloads and snapshot chunks.
+///
+/// The stored bytes are the open LZ4 *block* format, whichever library made
+/// them: liblz4 on Linux, Apple's Compression library (`COMPRESSION_LZ4_RAW`,
+/// documented as the bare block format that liblz4's block API reads and
+/// writes) on macOS and iOS, which have no liblz4. So a store moves between
+/// platforms as it is.
 public enum LZ4 {
+    /// liblz4's `LZ4_MAX_INPUT_SIZE`: larger inputs are stored as they are.
+    static let maxInputSize = 0x7E00_0000
+
     /// Compresses `input`, or returns nil when the result would not be smaller
     /// (records and chunks then store the bytes as they are).
     public static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
-        guard input.count > 0, input.count <= Int(LZ4_MAX_INPUT_SIZE) else { return nil }
+        guard input.count > 1, input.count <= maxInputSize else { return nil }
+        return encode(input)
+    }
+
+    /// Decompresses a block that must expand to exactly `decompressedCount` bytes.
+    ///
+    /// The caller bounds `decompressedCount` before calling: this allocates it.
+    /// Returns nil for a malformed block or a size mismatch; never reads or
+    /// writes outside the buffers.
+    public static func decompress(_ input: UnsafeRawBufferPointer, decompressedCount: Int) -> [UInt8]? {
+        guard decompressedCount > 0, input.count > 0, decompressedCount <= Int(Int32.max) else { return nil }
+        return decode(input, count: decompressedCount)
+    }
+
+    #if os(Linux)
+    private static func encode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         let bound = Int(LZ4_compressBound(Int32(input.count)))
         var output = [UInt8](repeating: 0, count: bound)
         let written = output.withUnsafeMutableBytes { out in
@@ -19,20 +47,47 @@ public enum LZ4 {
         return output
     }
 
-    /// Decompresses a block that must expand to exactly `decompressedCount` bytes.
-    ///
-    /// The caller bounds `decompressedCount` before calling: this allocates it.
-    /// Returns nil for a malformed block or a size mismatch; never reads or
-    /// writes outside the buffers (`LZ4_decompress_safe`).
-    public static func decompress(_ input: UnsafeRawBufferPointer, decompressedCount: Int) -> [UInt8]? {
-        guard decompressedCount > 0, input.count > 0, decompressedCount <= Int(Int32.max) else { return nil }
-        var output = [UInt8](repeating: 0, count: decompressedCount)
+    /// `LZ4_decompress_safe` checks every offset and length against both buffers.
+    private static func decode(_ input: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: count)
         let produced = output.withUnsafeMutableBytes { out in
             LZ4_decompress_safe(
                 input.baseAddress!.assumingMemoryBound(to: CChar.self),
                 out.baseAddress!.assumingMemoryBound(to: CChar.self),
-                Int32(input.count), Int32(decompressedCount))
+                Int32(input.count), Int32(count))
         }
-        return Int(produced) == decompressedCount ? output : nil
+        return Int(produced) == count ? output : nil
     }
+    #else
+    /// Only a result smaller than the input is kept, so the output buffer has
+    /// room for no more: the encoder returns 0 when its result does not fit.
+    private static func encode(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: input.count - 1)
+        let written = output.withUnsafeMutableBytes { out in
+            compression_encode_buffer(
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count,
+                nil, COMPRESSION_LZ4_RAW)
+        }
+        guard written > 0 else { return nil }
+        output.removeLast(output.count - written)
+        return output
+    }
+
+    /// A block that expands past the buffer fills it and reports its size, so
+    /// one spare byte tells a block too long from one that fits exactly; a
+    /// malformed block reports 0.
+    private static func decode(_ input: UnsafeRawBufferPointer, count: Int) -> [UInt8]? {
+        var output = [UInt8](repeating: 0, count: count + 1)
+        let produced = output.withUnsafeMutableBytes { out in
+            compression_decode_buffer(
+                out.baseAddress!.assumingMemoryBound(to: UInt8.self), out.count,
+                input.baseAddress!.assumingMemoryBound(to: UInt8.self), input.count,
+                nil, COMPRESSION_LZ4_RAW)
+        }
+        guard produced == count else { return nil }
+        output.removeLast()
+        return output
+    }
+    #endif
 }

@@ -171,7 +171,7 @@ extension LogWriter {
                 allocated += chunk
             }
             if !buffer.isEmpty { try file.write(buffer, at: offset) }
-            if sync { try file.sync(.data) }
+            if sync { try file.sync(options.commitSyncNeed) }
         } catch let error as StorageError {
             throw error
         } catch {

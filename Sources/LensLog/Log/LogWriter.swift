@@ -1,39 +1,5 @@
 import Dispatch
 
-/// When a commit returns, relative to the disk.
-public enum Durability: Sendable, Equatable {
-    /// After the `fdatasync` that covers it: survives a power cut (promise 1).
-    case full
-    /// After it is written to the operating system: survives a process crash;
-    /// made durable by a later sync — a `.full` commit, ``LogWriter/flush()``,
-    /// or the background interval.
-    case buffered
-    /// Like `.buffered` but never synced in the background (tests, scratch data).
-    case none
-}
-
-/// Tuning of a ``LogWriter``.
-public struct LogWriterOptions: Sendable {
-    /// LZ4-compress payloads that shrink by it.
-    public var compression = true
-    /// The file grows by preallocated chunks of at least this many bytes, so an
-    /// `fdatasync` rarely has to update the file's size. 0 appends without it.
-    public var preallocationChunk: Int64 = 4 << 20
-    /// How often `.buffered` commits are synced in the background; nil never.
-    public var backgroundSyncInterval: Duration? = .milliseconds(100)
-
-    public init() {}
-}
-
-/// Counters of a ``LogWriter``, for tests and benchmarks.
-public struct LogWriterStatistics: Sendable, Equatable {
-    public var records = 0
-    /// Leader turns that wrote something: records / batches is the group size.
-    public var batches = 0
-    public var syncs = 0
-    public var bytesWritten: Int64 = 0
-}
-
 /// Appends records to one log file, with group commit.
 ///
 /// Committers call ``append(_:durability:)`` from any thread. Each is queued
@@ -110,7 +76,7 @@ public final class LogWriter: @unchecked Sendable {
         let prepared = try PreparedLog(fileSystem: fileSystem, path: path, generation: generation, options: options)
         let writer = try prepared.start(firstLSN: firstLSN, predecessor: nil)
         do {
-            try writer.file.sync(.data)
+            try writer.file.sync(.durable)
         } catch {
             writer.close()
             throw error
@@ -140,7 +106,10 @@ public final class LogWriter: @unchecked Sendable {
         do {
             for record in payloads { _ = try writer.enqueue(record.payload, type: record.type) }
             try writer.flush()
-            if payloads.isEmpty { try writer.file.sync(.data) }
+            // The flush asked only for the commits' need; this log supersedes
+            // older ones from its first LSN on, so it must be durable, not
+            // merely ordered, before it gets its name.
+            if payloads.isEmpty || options.commitSyncNeed != .durable { try writer.file.sync(.durable) }
             try fileSystem.rename(temporary, to: path)
             try fileSystem.syncDirectory(at: parentDirectory(of: path))
         } catch {
@@ -282,7 +251,7 @@ public struct PreparedLog: Sendable {
             if options.preallocationChunk > 0 {
                 try file.preallocate(at: 0, length: min(options.preallocationChunk, LogWriter.initialPreallocation))
             }
-            try file.sync(.full)
+            try file.sync(.durableWithMetadata)
             if syncingDirectory { try fileSystem.syncDirectory(at: parentDirectory(of: path)) }
         } catch {
             file.close()

@@ -83,7 +83,7 @@ public final class SnapshotWriter {
         fileCRC = CRC32C.checksum(trailer, continuing: fileCRC)
         trailer.appendLittleEndian(fileCRC)
         try file.write(trailer, at: offset)
-        try file.sync(.full)
+        try file.sync(.durable)
         file.close()
         return offset + Int64(trailer.count)
     }

@@ -33,8 +33,15 @@ public protocol FileSystem: Sendable {
     /// Creates `directory` (and missing parents). Succeeds if it exists.
     func createDirectory(at directory: String) throws
 
-    /// Makes creations, renames and removals inside `directory` durable.
+    /// Makes creations, renames and removals inside `directory` durable:
+    /// asks for ``SyncNeed/directoryEntries``, never a cheaper sync.
     func syncDirectory(at directory: String) throws
+
+    /// Whether durable syncs of files in `directory` get the call the sync
+    /// table plans (``SyncPlatform/plan(for:)``), or a fallback because the
+    /// file system refuses it. An open reports the answer
+    /// (`OpenStatistics.durableSync`). May itself sync `directory` once.
+    func durableSyncSupport(in directory: String) throws -> SyncSupport
 
     /// Takes an exclusive advisory lock on the file at `path`, creating it.
     ///
@@ -56,12 +63,26 @@ public enum FileOpenMode: Sendable, Equatable {
     case createNew
 }
 
-/// How far ``StoredFile/sync(_:)`` pushes data.
-public enum SyncMode: Sendable, Equatable {
-    /// The file's data and the metadata needed to read it back (`fdatasync`).
-    case data
-    /// Data and all metadata (`fsync`, or `F_FULLFSYNC` where the platform has it).
-    case full
+/// What durable syncs get in one directory: see
+/// ``FileSystem/durableSyncSupport(in:)``.
+public enum SyncSupport: Sendable, Equatable, CustomStringConvertible {
+    /// The file system takes the planned call (F_FULLFSYNC on Darwin,
+    /// fdatasync on Linux): a `.full` commit survives a power cut.
+    case asPlanned(SyncCall)
+    /// The file system refuses `refused` (a network or FAT volume on Darwin
+    /// refuses F_FULLFSYNC), so syncs use `using` instead. When `using`
+    /// reaches only the drive's cache, a power cut may lose acknowledged
+    /// `.full` commits.
+    case fallingBack(refused: SyncCall, using: SyncCall)
+
+    /// One sentence for a program's log: which call durable syncs use.
+    public var description: String {
+        switch self {
+        case .asPlanned(let call): "durable syncs use \(call.rawValue)"
+        case let .fallingBack(refused, using):
+            "the file system refuses \(refused.rawValue); durable syncs fall back to \(using.rawValue)"
+        }
+    }
 }
 
 /// An open file.
@@ -84,16 +105,17 @@ public protocol StoredFile: AnyObject, Sendable {
     /// The current size in bytes.
     func size() throws -> Int64
 
-    /// Makes every write so far durable. A throw means some of them may be
-    /// lost: callers must not retry and carry on (promise 6).
-    func sync(_ mode: SyncMode) throws
+    /// Makes every write so far as durable as `need` says, with the calls
+    /// ``SyncPlatform/plan(for:)`` gives it on this platform. A throw means
+    /// some of them may be lost: callers must not retry and carry on (promise 6).
+    func sync(_ need: SyncNeed) throws
 
     /// Cuts or extends the file to `length` bytes (extension reads as zeros).
     func truncate(to length: Int64) throws
 
     /// Reserves disk space for `[offset, offset + length)`, extending the file
-    /// with zeros, so later writes there cannot fail for space and
-    /// `fdatasync` need not update the file size.
+    /// with zeros, so later writes there cannot fail for space and a durable
+    /// sync need not update the file size.
     func preallocate(at offset: Int64, length: Int64) throws
 
     /// Releases the descriptor. Idempotent.

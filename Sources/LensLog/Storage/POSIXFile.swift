@@ -64,17 +64,11 @@ final class POSIXFile: StoredFile {
         return Int64(info.st_size)
     }
 
-    func sync(_ mode: SyncMode) throws {
+    func sync(_ need: SyncNeed) throws {
         let descriptor = try open(.sync)
-        #if canImport(Darwin)
-        // fsync on Darwin only reaches the drive's cache; F_FULLFSYNC flushes it.
-        let result = mode == .full ? fcntl(descriptor, F_FULLFSYNC) : fsync(descriptor)
-        #else
-        let result = mode == .full ? fsync(descriptor) : fdatasync(descriptor)
-        #endif
-        // Never retried (promise 6): after a failure Linux may have marked the
-        // dirty pages clean, so a second fsync could succeed with the data lost.
-        guard result == 0 else { throw StorageError(errno: errno, .sync, path: path) }
+        if case .failure(let error) = POSIXSync.sync(descriptor, need) {
+            throw StorageError(errno: error.code, .sync, path: path)
+        }
     }
 
     func truncate(to length: Int64) throws {
@@ -90,9 +84,40 @@ final class POSIXFile: StoredFile {
         guard result == EOPNOTSUPP || result == EINVAL else {
             throw StorageError(errno: result, .preallocate, path: path)
         }
+        #elseif canImport(Darwin)
+        if try reserveBlocks(descriptor, through: offset + length) { return }
         #endif
         try writeZeros(from: max(offset, try size()), to: offset + length)
     }
+
+    #if canImport(Darwin)
+    /// Darwin's posix_fallocate: `F_PREALLOCATE` reserves blocks past the
+    /// file's allocated end (one contiguous run if the volume has one, else
+    /// any), then `ftruncate` extends the size over them, reading as zeros.
+    /// False where the file system cannot reserve (ENOTSUP, EINVAL), so the
+    /// caller writes zeros. A crash between the two calls leaves blocks
+    /// reserved past the end, which the next extension reuses.
+    private func reserveBlocks(_ descriptor: Int32, through end: Int64) throws -> Bool {
+        let current = try size()
+        guard end > current else { return true }
+        var request = fstore_t(
+            fst_flags: UInt32(F_ALLOCATECONTIG | F_ALLOCATEALL), fst_posmode: F_PEOFPOSMODE,
+            fst_offset: 0, fst_length: off_t(end - current), fst_bytesalloc: 0)
+        var result = fcntl(descriptor, F_PREALLOCATE, &request)
+        if result == -1 && errno != ENOTSUP && errno != EINVAL {
+            // No contiguous run that long: any free blocks reserve the space as well.
+            request.fst_flags = UInt32(F_ALLOCATEALL)
+            result = fcntl(descriptor, F_PREALLOCATE, &request)
+        }
+        if result == -1 {
+            let code = errno
+            guard code == ENOTSUP || code == EINVAL else { throw StorageError(errno: code, .preallocate, path: path) }
+            return false
+        }
+        _ = try retryingEINTR(.preallocate, path) { ftruncate(descriptor, off_t(end)) }
+        return true
+    }
+    #endif
 
     /// The fallback where the file system cannot reserve space: real zeros
     /// allocate the blocks, so later writes there cannot fail for space.

@@ -64,12 +64,33 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     public func syncDirectory(at directory: String) throws {
-        let descriptor = try retryingEINTR(.syncDirectory, directory) {
+        let descriptor = try openDirectory(directory)
+        defer { closeDescriptor(descriptor) }
+        if case .failure(let error) = POSIXSync.sync(descriptor, .directoryEntries) {
+            throw StorageError(errno: error.code, .syncDirectory, path: directory)
+        }
+    }
+
+    /// Where the plan has no fallback (Linux), nothing can be refused and no
+    /// call is made. Elsewhere the directory is synced once with the durable
+    /// plan: which call succeeds is the answer, since the files of a store
+    /// live on its directory's file system.
+    public func durableSyncSupport(in directory: String) throws -> SyncSupport {
+        let plan = SyncPlatform.current.plan(for: .durable)
+        guard !plan.fallbacks.isEmpty else { return .asPlanned(plan.call) }
+        let descriptor = try openDirectory(directory)
+        defer { closeDescriptor(descriptor) }
+        switch POSIXSync.sync(descriptor, .durable) {
+        case .success(let call) where call == plan.call: return .asPlanned(call)
+        case .success(let call): return .fallingBack(refused: plan.call, using: call)
+        case .failure(let error): throw StorageError(errno: error.code, .syncDirectory, path: directory)
+        }
+    }
+
+    private func openDirectory(_ directory: String) throws -> Int32 {
+        try retryingEINTR(.syncDirectory, directory) {
             systemOpen(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         }
-        defer { closeDescriptor(descriptor) }
-        // Like a file's fsync, never retried: a failure means the entries may not be on disk.
-        guard fsync(descriptor) == 0 else { throw StorageError(errno: errno, .syncDirectory, path: directory) }
     }
 
     public func lockFile(at path: String) throws -> any FileLock {

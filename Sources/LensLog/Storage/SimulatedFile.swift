@@ -59,8 +59,9 @@ final class SimulatedFile: StoredFile {
         }
     }
 
-    func sync(_ mode: SyncMode) throws {
+    func sync(_ need: SyncNeed) throws {
         try call(.sync, mutating: true) { state, effect throws(StorageError) in
+            state.syncCounts[need, default: 0] += 1
             switch effect {
             case nil:
                 state.inodes[self.inode]!.commitPending()

@@ -86,6 +86,7 @@ extension SimulatedState {
 
     mutating func syncDirectory(_ directory: String) throws(StorageError) {
         try admitOrThrow(.syncDirectory, directory, mutating: true)
+        syncCounts[.directoryEntries, default: 0] += 1
         let key = SimulatedPath.key(directory)
         guard directories[key] != nil else { throw StorageError(errno: ENOENT, .syncDirectory, path: directory) }
         directories[key]!.durable = directories[key]!.current

@@ -163,6 +163,13 @@ extension SimulatedFileSystem {
         state.withLock { $0.callCounts[operation, default: 0] }
     }
 
+    /// How many file and directory syncs asked for `need` so far (failed
+    /// ones included, as in ``callCount(_:)``); a directory sync asks for
+    /// ``SyncNeed/directoryEntries``. Never reset.
+    public func syncCount(_ need: SyncNeed) -> Int {
+        state.withLock { $0.syncCounts[need, default: 0] }
+    }
+
     /// How many mutating calls completed or failed so far: writes, syncs,
     /// truncations, preallocations, renames, removals, directory creations and
     /// syncs, and opens in a creating mode. Never reset.

@@ -50,6 +50,8 @@ struct SimulatedState: Sendable {
     var locks: [String: (id: Int, holder: Int32)] = [:]
     var faults: [ArmedFault] = []
     var callCounts: [StorageError.Operation: Int] = [:]
+    /// Admitted file and directory syncs by what they asked for.
+    var syncCounts: [SyncNeed: Int] = [:]
     var mutatingCalls = 0
     /// Mutating calls still allowed before the power cut, when one is armed.
     var powerCutBudget: Int?

@@ -12,8 +12,11 @@ import Darwin
 /// The model is SQLite's crash-test VFS:
 /// - A file has *current* bytes (what reads see) and *durable* bytes (what a
 ///   crash starts from), plus its unsynced writes, truncations and
-///   preallocations in call order. ``StoredFile/sync(_:)`` (`.data` or `.full`
-///   alike) makes the current content durable, size included.
+///   preallocations in call order. ``StoredFile/sync(_:)`` makes the current
+///   content durable, size included, whatever ``SyncNeed`` it asks for: the
+///   simulation has no drive cache, so it cannot show what an `.ordered`
+///   sync (or a platform's cache-only call) would lose. It counts syncs by
+///   need instead (``syncCount(_:)``), so tests see what LensDB asked for.
 /// - A directory has a *current* and a *durable* map of names. Creating,
 ///   renaming and removing change the current map; ``syncDirectory(at:)``
 ///   makes it durable. Strictly: a created file's name is durable only after
@@ -44,9 +47,18 @@ public final class SimulatedFileSystem: FileSystem {
     /// The process id that ``lockFile(at:)`` reports as the holder of a held lock.
     public let processID: Int32
 
+    /// What ``durableSyncSupport(in:)`` answers, for every directory.
+    public let durableSync: SyncSupport
+
     /// An empty file system: only the root directory exists, durably.
-    public init(processID: Int32 = getpid()) {
+    /// `durableSync` plays a file system that takes the planned durable call,
+    /// or (`.fallingBack`) one that refuses it.
+    public init(
+        processID: Int32 = getpid(),
+        durableSync: SyncSupport = .asPlanned(SyncPlatform.current.plan(for: .durable).call)
+    ) {
         self.processID = processID
+        self.durableSync = durableSync
     }
 
     public func openFile(at path: String, mode: FileOpenMode) throws -> any StoredFile {
@@ -84,6 +96,11 @@ public final class SimulatedFileSystem: FileSystem {
     public func syncDirectory(at directory: String) throws {
         notify(.syncDirectory, directory)
         try state.withLock { state throws(StorageError) in try state.syncDirectory(directory) }
+    }
+
+    /// ``durableSync``, whatever the directory. Never counted as a call.
+    public func durableSyncSupport(in directory: String) throws -> SyncSupport {
+        durableSync
     }
 
     /// Locks `path` (creating the file, not durably) exclusively among live

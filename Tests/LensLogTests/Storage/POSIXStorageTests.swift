@@ -1,4 +1,8 @@
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LensTestSupport
 import Testing
 @testable import LensLog
@@ -18,7 +22,7 @@ import Testing
             defer { file.close() }
             try file.write([1, 2, 3, 4, 5], at: 0)
             try file.write([9, 9], at: 7)
-            try file.sync(.data)
+            try file.sync(.durable)
             #expect(try file.size() == 9)
             #expect(try file.read(at: 0, count: 9) == [1, 2, 3, 4, 5, 0, 0, 9, 9])
             #expect(try file.read(at: 6, count: 100) == [0, 9, 9])
@@ -34,7 +38,7 @@ import Testing
             try file.preallocate(at: 0, length: 4096)
             #expect(try file.size() == 4096)
             #expect(try file.read(at: 0, count: 5) == [7, 7, 7, 0, 0])
-            try file.sync(.full)
+            try file.sync(.durableWithMetadata)
         }
     }
 

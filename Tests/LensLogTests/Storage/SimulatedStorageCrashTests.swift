@@ -16,7 +16,7 @@ func writeDurably(_ bytes: [UInt8], to path: String, in fileSystem: SimulatedFil
     defer { file.close() }
     try file.truncate(to: 0)
     try file.write(bytes, at: 0)
-    try file.sync(.data)
+    try file.sync(.durable)
     try fileSystem.syncDirectory(at: parentDirectory(of: path))
 }
 
@@ -111,7 +111,7 @@ func writeDurably(_ bytes: [UInt8], to path: String, in fileSystem: SimulatedFil
         let fileSystem = try makeSimulatedStore()
         let file = try fileSystem.openFile(at: "s/a", mode: .createNew)
         try file.write([1], at: 0)
-        try file.sync(.full)
+        try file.sync(.durableWithMetadata)
         fileSystem.crash(seed: 5, model: .keepAll)
         #expect(!fileSystem.fileExists(at: "s/a"))
         #expect(try fileSystem.listDirectory("s") == [])
@@ -122,7 +122,7 @@ func writeDurably(_ bytes: [UInt8], to path: String, in fileSystem: SimulatedFil
         let file = try fileSystem.openFile(at: "s/a", mode: .createNew)
         try fileSystem.syncDirectory(at: "s")
         try file.write([1], at: 0)
-        try file.sync(.full)
+        try file.sync(.durableWithMetadata)
         fileSystem.crash(seed: 6, model: .dropAll)
         #expect(fileSystem.contents(of: "s/a") == [1])
     }

@@ -1,5 +1,9 @@
 import Dispatch
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LensTestSupport
 import Testing
 @testable import LensLog
@@ -26,13 +30,13 @@ import Testing
         let other = try fileSystem.openFile(at: "s/1.snap", mode: .create)
         try log.write([1], at: 0)
         for _ in 0..<3 {
-            let error = #expect(throws: StorageError.self) { try log.sync(.data) }
+            let error = #expect(throws: StorageError.self) { try log.sync(.durable) }
             #expect(error?.code == .ioError)
         }
         try other.write([1], at: 0)
-        try other.sync(.data)
+        try other.sync(.durable)
         fileSystem.clearFaults()
-        try log.sync(.data)
+        try log.sync(.durable)
     }
 
     @Test func shortWriteLeavesPrefixAndThrowsNoSpace() throws {
@@ -50,11 +54,11 @@ import Testing
         fileSystem.injectFault(Fault(.failedSync, operations: [.sync]))
         let file = try fileSystem.openFile(at: "s/a", mode: .readWrite)
         try file.write([2], at: 1)
-        let error = #expect(throws: StorageError.self) { try file.sync(.full) }
+        let error = #expect(throws: StorageError.self) { try file.sync(.durableWithMetadata) }
         #expect(error?.code == .ioError)
         #expect(fileSystem.contents(of: "s/a") == [1, 2])
         // A retried fsync succeeds, as on Linux, yet the page was dropped.
-        try file.sync(.full)
+        try file.sync(.durableWithMetadata)
         #expect(fileSystem.durableContents(of: "s/a") == [1])
         fileSystem.crash(seed: 1, model: .keepAll)
         #expect(fileSystem.contents(of: "s/a") == [1])
@@ -66,7 +70,7 @@ import Testing
         fileSystem.powerCut(afterMutatingCalls: 2)
         try file.write([1], at: 0)
         try file.write([2], at: 1)
-        let error = #expect(throws: StorageError.self) { try file.sync(.data) }
+        let error = #expect(throws: StorageError.self) { try file.sync(.durable) }
         #expect(error?.code == .ioError)
         #expect(fileSystem.isPoweredOff)
         #expect(throws: StorageError.self) { try file.read(at: 0, count: 1) }
@@ -83,9 +87,9 @@ import Testing
             let file = try fileSystem.openFile(at: "s/a", mode: .createNew)
             try fileSystem.syncDirectory(at: "s")
             try file.write([1, 1], at: 0)
-            try file.sync(.data)
+            try file.sync(.durable)
             try file.write([2, 2], at: 2)
-            try file.sync(.data)
+            try file.sync(.durable)
             try fileSystem.rename("s/a", to: "s/b")
             try fileSystem.syncDirectory(at: "s")
         }
@@ -120,7 +124,7 @@ import Testing
         try file.write([1], at: 0)
         try file.write([2], at: 1)
         _ = try file.read(at: 0, count: 2)
-        try file.sync(.data)
+        try file.sync(.durable)
         #expect(fileSystem.callCount(.write) == 2)
         #expect(fileSystem.callCount(.read) == 1)
         #expect(fileSystem.callCount(.syncDirectory) == 1)

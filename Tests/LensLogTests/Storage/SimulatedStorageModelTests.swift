@@ -71,7 +71,7 @@ private struct ReferenceModel {
             try withFile(path, fileSystem) { try $0.truncate(to: Int64(length)) }
             model.truncate(name, to: length)
         case 5 where exists:
-            try withFile(path, fileSystem) { try $0.sync(Bool.random(using: &random) ? .data : .full) }
+            try withFile(path, fileSystem) { try $0.sync(Bool.random(using: &random) ? .durable : .durableWithMetadata) }
             model.files[model.current[name]!]!.durable = model.files[model.current[name]!]!.current
         case 6 where exists:
             let target = ["a", "b", "c"].randomElement(using: &random)!
