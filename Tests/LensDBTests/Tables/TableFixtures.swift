@@ -25,11 +25,12 @@ struct Person: Entity, Equatable {
 let personIndexes: [Index<Person>] = [.on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .unique(\.email), .on(\.nickname)]
 
 /// A store on a simulated file system with invariant checks, for table tests.
-func tableStore(_ fileSystem: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/t.lensdb") throws -> Store {
+func tableStore(_ fileSystem: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/t.lensdb", checkingInvariants: Bool = true) throws -> Store {
     var options = StoreOptions()
     options.fileSystem = fileSystem
-    options.checksInvariants = true
+    options.checksInvariants = checkingInvariants
     options.compactionLogRatio = nil
     options.log.backgroundSyncInterval = nil
+    options.log.preallocationChunk = 4096
     return try Store(at: path, options: options)
 }

@@ -45,7 +45,7 @@ public struct Filter<T: Entity>: Sendable {
         let set = Set(values)
         let indexed = set.compactMap { ($0 as? any IndexableValue)?.indexValue }
         return Filter(node: .membership(Membership(
-            keyPath: field, values: indexed.count == set.count ? indexed : nil, text: "\(set.count) values",
+            keyPath: field, values: indexed.count == set.count ? indexed : nil, text: "\(field) in \(set.count) values",
             evaluate: { set.contains($0[keyPath: field]) })))
     }
 }

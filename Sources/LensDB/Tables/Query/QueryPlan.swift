@@ -44,8 +44,9 @@ struct QueryPlanner<T: Entity> {
             plan = QueryPlan(access: .index(position: best.position, ranges: best.ranges), estimate: best.count, walk: nil, total: total)
             // Two selective indexes whose results are of like size: the
             // intersection reads both but fetches only the common entities.
-            if candidates.count > 1, best.count > 64, candidates[1].count <= 2 * best.count, candidates[1].position != best.position {
-                let second = candidates[1]
+            let field = { (position: Int) in self.contents.indexes[position].definition.keyPaths[0] as AnyKeyPath }
+            if let second = candidates.dropFirst().first(where: { field($0.position) != field(best.position) }),
+               best.count > 64, second.count <= 2 * best.count {
                 plan.access = .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges))
             }
         }

@@ -1,0 +1,172 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Random entities and random queries: what the planner answers, through
+/// whatever index it picks, must equal a naive scan, filter and sort, on
+/// the latest version and on versions readers held while commits went on.
+@Suite struct QueryDifferentialTests {
+    /// A query and the same query written out naively.
+    struct Case {
+        var query: (Query<Person>) -> Query<Person>
+        var keep: (Person) -> Bool
+        var before: (Person, Person) -> Bool
+        var offset = 0
+        var limit: Int?
+        var text: String
+    }
+
+    static func randomCase(_ random: inout SeededGenerator, sample: [Person]) -> Case {
+        var (filter, keep, text) = randomFilter(&random, depth: 0)
+        if Bool.random(using: &random) {
+            let (second, secondKeep, secondText) = randomFilter(&random, depth: 0)
+            let firstKeep = keep
+            filter = filter && second
+            keep = { firstKeep($0) && secondKeep($0) }
+            text += " && " + secondText
+        }
+        let byID: (Person, Person) -> Bool = { $0.id < $1.id }
+        var order: (Query<Person>) -> Query<Person> = { $0 }
+        var before = byID
+        switch Int.random(in: 0..<6, using: &random) {
+        case 0: break
+        case 1:
+            order = { $0.sorted(by: \.score, .descending) }
+            before = { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }
+            text += " by score desc"
+        case 2:
+            order = { $0.sorted(by: \.age).then(by: \.name, .descending) }
+            before = { $0.age != $1.age ? $0.age < $1.age : $0.name != $1.name ? $0.name > $1.name : $0.id < $1.id }
+            text += " by age, name desc"
+        case 3:
+            order = { $0.sorted(by: \.nickname) }
+            before = { a, b in
+                switch (a.nickname, b.nickname) {
+                case let (x?, y?) where x != y: return x < y
+                case (nil, _?): return true
+                case (_?, nil): return false
+                default: return a.id < b.id
+                }
+            }
+            text += " by nickname"
+        case 4:
+            order = { $0.sorted(by: \.city, .descending).then(by: \.score) }
+            before = { $0.city != $1.city ? $0.city > $1.city : $0.score != $1.score ? $0.score < $1.score : $0.id < $1.id }
+            text += " by city desc, score"
+        default:
+            let ids = (0..<3).map { _ in Int64.random(in: 1...400, using: &random) }
+            var ranks: [Int64: Int] = [:]
+            for (rank, id) in ids.enumerated() where ranks[id] == nil { ranks[id] = rank }
+            order = { $0.sorted(byIdentifiers: ids) }
+            before = { (ranks[$0.id] ?? .max, $0.id) < (ranks[$1.id] ?? .max, $1.id) }
+            text += " by identifiers \(ids)"
+        }
+        let offset = Bool.random(using: &random) ? Int.random(in: 0...30, using: &random) : 0
+        let limit: Int? = Bool.random(using: &random) ? Int.random(in: 0...25, using: &random) : nil
+        let after = Int.random(in: 0..<4, using: &random) == 0 ? sample.randomElement(using: &random) : nil
+        let query: (Query<Person>) -> Query<Person> = { base in
+            var query = order(base.filter(filter)).offset(offset)
+            if let limit { query = query.limit(limit) }
+            if let after { query = query.after(after) }
+            return query
+        }
+        var keepAll = keep
+        if let after {
+            let firstKeep = keep
+            keepAll = { firstKeep($0) && before(after, $0) }
+            text += " after \(after.id)"
+        }
+        return Case(query: query, keep: keepAll, before: before, offset: offset, limit: limit,
+                    text: text + " offset \(offset) limit \(limit.map(String.init) ?? "none")")
+    }
+
+    static func randomFilter(_ random: inout SeededGenerator, depth: Int) -> (Filter<Person>, (Person) -> Bool, String) {
+        let city = Person.cities.randomElement(using: &random)!
+        let age = Int.random(in: 5...75, using: &random)
+        let score = Double(Int.random(in: 0...40, using: &random)) / 4
+        switch Int.random(in: 0..<(depth < 2 ? 14 : 11), using: &random) {
+        case 0: return (\.city == city, { $0.city == city }, "city == \(city)")
+        case 1:
+            let cities = Array(Person.cities.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)))
+            return (.in(\.city, cities), { cities.contains($0.city) }, "city in \(cities)")
+        case 2: return (\.age >= age, { $0.age >= age }, "age >= \(age)")
+        case 3: return (\.age < age, { $0.age < age }, "age < \(age)")
+        case 4: return (\.age == age, { $0.age == age }, "age == \(age)")
+        case 5: return (\.score > score, { $0.score > score }, "score > \(score)")
+        case 6: return (\.score <= score, { $0.score <= score }, "score <= \(score)")
+        case 7: return (\.nickname == nil, { $0.nickname == nil }, "nickname == nil")
+        case 8: return (\.nickname >= "bo", { $0.nickname.map { $0 >= "bo" } ?? false }, "nickname >= bo")
+        case 9: return (\.name ~= /^[AB]/, { $0.name.hasPrefix("A") || $0.name.hasPrefix("B") }, "name ~= ^[AB]")
+        case 10: return (.where { $0.age % 3 == 0 }, { $0.age % 3 == 0 }, "where age % 3 == 0")
+        case 11:
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
+            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1)
+            return (a || b, { keepA($0) || keepB($0) }, "(\(textA) || \(textB))")
+        case 12:
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
+            return (!a, { !keepA($0) }, "!(\(textA))")
+        default:
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
+            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1)
+            return (a && b, { keepA($0) && keepB($0) }, "(\(textA) && \(textB))")
+        }
+    }
+
+    func expected(_ testCase: Case, over people: [Person]) -> [Person] {
+        var result = people.filter(testCase.keep).sorted(by: testCase.before).dropFirst(testCase.offset)
+        if let limit = testCase.limit { result = result.prefix(limit) }
+        return Array(result)
+    }
+
+    @Test func plannedQueriesEqualANaiveScanAcrossCommitsAndHeldVersions() throws {
+        var random = SeededGenerator.fromEnvironment("queryDifferential")
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        var model: [Int64: Person] = [:]
+        var held: [(StoreState, [Person])] = []
+        var checked = 0
+        var plans: [String: Int] = [:]
+        for round in 0..<12 {
+            try store.write { tx in
+                for _ in 0..<Int.random(in: 20...60, using: &random) {
+                    let id = Int64.random(in: 1...400, using: &random)
+                    if Int.random(in: 0..<4, using: &random) == 0 {
+                        try tx[people].remove(id)
+                        model[id] = nil
+                    } else {
+                        let person = Person.random(id, using: &random)
+                        try tx[people].put(person)
+                        model[id] = person
+                    }
+                }
+            }
+            let everyone = model.values.sorted { $0.id < $1.id }
+            #expect(people.all() == everyone)
+            if round % 4 == 1 { held.append((store.current, everyone)) }
+            for _ in 0..<60 {
+                let testCase = Self.randomCase(&random, sample: everyone)
+                let answer = try testCase.query(people.query).all()
+                checked += 1
+                let plan = testCase.query(people.query).explain()
+                for kind in ["scan", "use index", "intersect", "walking"] where plan.contains(kind) { plans[kind, default: 0] += 1 }
+                if answer != expected(testCase, over: everyone) {
+                    Issue.record("round \(round): \(testCase.text)\n\(testCase.query(people.query).explain())")
+                    return
+                }
+            }
+        }
+        for (version, everyone) in held {
+            for _ in 0..<60 {
+                let testCase = Self.randomCase(&random, sample: everyone)
+                let answer = try testCase.query(Query(table: people, source: .state(version))).all()
+                #expect(answer == expected(testCase, over: everyone), "held version: \(testCase.text)")
+                checked += 1
+            }
+        }
+        print("queryDifferential: \(checked) queries checked, plans \(plans)")
+        for kind in ["scan", "use index", "intersect", "walking"] {
+            #expect(plans[kind, default: 0] > 0, "no query was planned with \(kind)")
+        }
+    }
+}

@@ -1,0 +1,100 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Filter semantics, order, paging, results and plans, each as the DocC
+/// article "Tables and queries" states them.
+@Suite struct QueryTests {
+    let people: Table<Person>
+    let store: Store
+
+    init() throws {
+        store = try tableStore()
+        people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        var random = SeededGenerator(seed: 11)
+        try people.put((1...300).map { Person.random($0, using: &random) })
+    }
+
+    func naive(_ filter: (Person) -> Bool) -> [Person] { people.all().filter(filter) }
+
+    @Test func comparisonsAndBooleanOperatorsMatchTheirSwiftMeaning() throws {
+        #expect(try people.query.filter(\.age >= 18 && \.city == "Paris").all() == naive { $0.age >= 18 && $0.city == "Paris" })
+        #expect(try people.query.filter(\.age < 30 || \.city != "Lyon").all() == naive { $0.age < 30 || $0.city != "Lyon" })
+        #expect(try people.query.filter(!(\.score > 5)).all() == naive { !($0.score > 5) })
+        #expect(try people.query.filter(\.age <= 20).filter(\.age > 15).all() == naive { $0.age <= 20 && $0.age > 15 })
+    }
+
+    @Test func nilEqualsNilAndFailsEveryOrderingComparison() throws {
+        #expect(try people.query.filter(\.nickname == nil).all() == naive { $0.nickname == nil })
+        #expect(try people.query.filter(\.nickname != nil).all() == naive { $0.nickname != nil })
+        #expect(try people.query.filter(\.nickname >= "a").all() == naive { $0.nickname.map { $0 >= "a" } ?? false })
+        #expect(try people.query.filter(\.nickname < "zz").count() == naive { $0.nickname != nil }.count, "nil fails <")
+    }
+
+    @Test func inAndItsEmptySetAndRegexAndClosures() throws {
+        #expect(try people.query.filter(.in(\.city, ["Paris", "Lyon"])).all() == naive { ["Paris", "Lyon"].contains($0.city) })
+        #expect(try people.query.filter(.in(\.city, [String]())).count() == 0, "an empty set matches nothing")
+        #expect(try people.query.filter(\.name ~= /na/).all() == naive { $0.name.contains("na") }, "matches anywhere")
+        #expect(try people.query.filter(\.name ~= /^A/).all() == naive { $0.name.hasPrefix("A") }, "unless anchored")
+        #expect(try people.query.filter(\.nickname ~= /o/).all() == naive { $0.nickname?.contains("o") ?? false })
+        #expect(try people.query.filter(.where { $0.age % 2 == 0 }).all() == naive { $0.age % 2 == 0 })
+    }
+
+    @Test func ordersAreTotalWithTiesInIdentifierOrderAndNilFirst() throws {
+        let sorted = try people.query.sorted(by: \.score, .descending).then(by: \.name).all()
+        let expected = people.all().sorted { a, b in
+            if a.score != b.score { return a.score > b.score }
+            if a.name != b.name { return a.name < b.name }
+            return a.id < b.id
+        }
+        #expect(sorted == expected)
+        let byNickname = try people.query.sorted(by: \.nickname).all()
+        #expect(byNickname.prefix { $0.nickname == nil }.count == naive { $0.nickname == nil }.count, "nil sorts first")
+        #expect(try people.query.sorted(by: \.nickname, .descending).all().last?.nickname == nil, "and last descending")
+        let first = try people.query.sorted(byIdentifiers: [5, 1, 999]).all()
+        #expect(first.prefix(2).map(\.id) == [5, 1])
+        let rest: [Int64] = people.all().map(\.id).filter { ![5, 1].contains($0) }
+        #expect(first.dropFirst(2).map(\.id) == rest)
+    }
+
+    @Test func pagingByOffsetLimitAndAfterSplitsTheOrderExactly() throws {
+        let query = people.query.filter(\.age > 20).sorted(by: \.score, .descending)
+        let all = try query.all()
+        #expect(try query.offset(40).limit(20).all() == Array(all.dropFirst(40).prefix(20)))
+        var pages: [Person] = []
+        var last: Person?
+        repeat {
+            let page = try (last.map { query.after($0) } ?? query).limit(17).all()
+            pages += page
+            last = page.last
+        } while last != nil
+        #expect(pages == all, "keyset pages cover the results once, in order")
+        #expect(try query.first() == all.first)
+        #expect(try query.ids() == all.map(\.id))
+        #expect(throws: QueryError.negativeLimit(-1)) { try query.limit(-1).all() }
+    }
+
+    @Test func groupsComeInOrderOfFirstAppearance() throws {
+        let query = people.query.sorted(by: \.age).limit(50)
+        let groups = try query.grouped(by: \.city)
+        let flat = try query.all()
+        var expectedKeys: [String] = []
+        for person in flat where !expectedKeys.contains(person.city) { expectedKeys.append(person.city) }
+        #expect(groups.map(\.key) == expectedKeys)
+        for group in groups { #expect(group.entities == flat.filter { $0.city == group.key }) }
+    }
+
+    @Test func plansUseTheMostSelectiveIndexAndWalkIndexesForLimits() throws {
+        #expect(people.query.filter(\.city == "Paris").explain().contains("use index people.city (= \"Paris\")"))
+        #expect(people.query.filter(\.city == "Paris" && \.age >= 30 && \.age <= 35).explain().contains("use index people.city+age (= \"Paris\", >= 30, <= 35)"))
+        #expect(people.query.filter(.in(\.city, ["Nice", "Lyon"])).explain().contains("use index people.city"))
+        #expect(people.query.filter(\.email == "p7@example.com").explain().contains("use index people.email"))
+        #expect(people.query.filter(\.name == "Ana1").explain().contains("scan"), "no index on name")
+        #expect(people.query.filter(.where { $0.age > 3 }).explain().contains("scan"))
+        #expect(people.query.sorted(by: \.score, .descending).limit(5).explain().contains("by walking index people.score backwards"))
+        #expect(people.query.filter(\.age > 60).sorted(by: \.age).explain().contains("by walking index people.age"))
+        #expect(people.query.sorted(by: \.name).explain().contains("by sorting"))
+        #expect(try people.query.filter(\.email == "p7@example.com").all().map(\.id) == [7])
+    }
+}
