@@ -18,7 +18,9 @@ extension Store {
     /// 5. rename it into place, sync the directory: the new snapshot is in effect;
     /// 6. delete older snapshots and logs, sync the directory.
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` and friends; ``StorageError``
+    /// - Throws: ``StoreError/readOnly(path:)`` and friends, including
+    ///   ``StoreError/reentrantWrite(path:)`` from inside a write block of
+    ///   this store (nothing done); ``StorageError``
     ///   (the store keeps working on the old snapshot); ``StoreError/failed(path:cause:)``
     ///   when syncing the old log fails.
     public func compact() throws {
@@ -51,7 +53,7 @@ extension Store {
     /// Steps 1–3. From here on, commits go to the new log while the snapshot
     /// is still to be written.
     func swapInNextLog(_ directory: StoreDirectory) throws -> SwappedLog {
-        let generation = try writer.withLock { side throws -> UInt64 in
+        let generation = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) { side throws -> UInt64 in
             try checkWritable(side)
             return side.generation + 1
         }

@@ -98,18 +98,28 @@ public final class Store: Sendable {
     public var current: StoreState { published.withLock { $0 } }
 
     /// The error that made the store read-only, if one did.
+    ///
+    /// Not to be read from inside a write block of this store: that is a
+    /// programmer error and stops with a precondition failure.
     public var failure: StoreError? { writer.withLock { $0.failure } }
 
     /// Syncs every commit so far (a barrier for `.buffered` writes).
-    /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails.
+    /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails;
+    ///   ``StoreError/reentrantWrite(path:)`` from inside a write block of
+    ///   this store (its own commit is not logged yet, so nothing could cover it).
     public func flush() throws {
-        guard let log = writer.withLock({ $0.log }) else { return }
+        let name = path ?? ":memory:"
+        let log = try writer.withLock(reentry: StoreError.reentrantWrite(path: name)) { (side: inout WriterSide) throws(StoreError) -> LogWriter? in
+            side.log
+        }
+        guard let log else { return }
         do { try log.flush() } catch { throw fail(error) }
     }
 
     /// Flushes, closes the log, waits for a running compaction to finish and
     /// releases the lock. Later writes throw ``StoreError/closed(path:)``;
-    /// reads keep working. Idempotent.
+    /// reads keep working. Idempotent. Calling it from inside a write block
+    /// of this store is a programmer error and stops with a precondition failure.
     public func close() {
         let (log, wasClosed) = writer.withLock { side in
             defer { side.log = nil; side.closed = true }

@@ -13,6 +13,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case failed(path: String, cause: String)
     /// The store was closed.
     case closed(path: String)
+    /// `write`, `flush` or `compact` was called from inside a write block of
+    /// the same store, which holds the writers' lock. Nothing changed; the
+    /// store and the outer write go on.
+    case reentrantWrite(path: String)
     /// A stored record does not decode as a transaction.
     case malformedRecord(file: String, offset: Int64, lsn: UInt64)
 
@@ -23,6 +27,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .readOnly(path): "\(path) was opened read-only"
         case let .failed(path, cause): "\(path) failed (\(cause)) and is read-only until reopened"
         case let .closed(path): "\(path) is closed"
+        case let .reentrantWrite(path):
+            "\(path): write called from inside a write block of the same store; make the change on that block's transaction instead"
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) verifies but is not a valid transaction; run `logtool verify`"
         }
