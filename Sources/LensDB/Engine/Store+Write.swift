@@ -56,7 +56,7 @@ extension Store {
                     // Refused before any I/O: this transaction fails, the store goes on.
                     throw LogError.recordTooLarge(size: size)
                 } catch {
-                    side.failure = .failed(path: path ?? ":memory:", cause: "\(error)")
+                    side.failure = .failed(path: path ?? ":memory:", after: error)
                     throw side.failure!
                 }
             }

@@ -154,7 +154,7 @@ public final class Store: Sendable {
     /// Marks the store failed (promise 6) and returns the error to throw.
     func fail(_ error: any Error) -> StoreError {
         writer.withLock { side in
-            if side.failure == nil { side.failure = .failed(path: path ?? ":memory:", cause: "\(error)") }
+            if side.failure == nil { side.failure = .failed(path: path ?? ":memory:", after: error) }
             return side.failure!
         }
     }
