@@ -18,6 +18,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // logtool's and the crash fuzzer's command lines.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // StoreOptions.logger: recovery, compaction, fail-stop and lock events
+        // go to whatever logging backend the program has set up; the API
+        // every server-side Swift library logs through. InMemoryLogging
+        // captures the events in tests.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev). The block API only.
@@ -38,6 +43,7 @@ let package = Package(
             dependencies: [
                 "LensLog",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Byte-corruption helpers, temporary directories and a reference model,
@@ -60,7 +66,10 @@ let package = Package(
             path: "Fuzz/CrashFuzz"
         ),
         .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
-        .testTarget(name: "LensDBTests", dependencies: ["LensDB", "LensTestSupport"]),
+        .testTarget(
+            name: "LensDBTests",
+            dependencies: ["LensDB", "LensTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
+        ),
         // Runs the built logtool binary: output and exit codes.
         .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport", "logtool"]),
     ]

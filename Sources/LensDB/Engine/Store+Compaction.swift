@@ -27,8 +27,16 @@ extension Store {
         guard let directory else { return }
         guard beginCompaction() else { return }
         defer { endCompaction() }
-        let swapped = try swapInNextLog(directory)
-        try writeSnapshot(after: swapped, in: directory)
+        let started = ContinuousClock.now
+        do {
+            let swapped = try swapInNextLog(directory)
+            logCompactionStarted(swapped)
+            let snapshotBytes = try writeSnapshot(after: swapped, in: directory)
+            logCompactionFinished(swapped, snapshotBytes: snapshotBytes, took: ContinuousClock.now - started)
+        } catch {
+            logCompactionFailed(error)
+            throw error
+        }
     }
 
     /// Claims the one compaction slot; false when a compaction is running.
@@ -48,6 +56,10 @@ extension Store {
     struct SwappedLog: Sendable {
         var version: StoreState
         var generation: UInt64
+        /// How long writers were held for the swap.
+        var stall: Duration
+        /// Bytes of the logs the snapshot will replace.
+        var replacedLogBytes: Int64
     }
 
     /// Steps 1–3. From here on, commits go to the new log while the snapshot
@@ -60,17 +72,19 @@ extension Store {
         let prepared = try PreparedLog(
             fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
             generation: generation, options: Store.logOptions(options))
-        let (version, oldLog) = try swapLog(to: prepared, generation: generation)
+        let (version, oldLog, stall) = try swapLog(to: prepared, generation: generation)
         if let oldLog {
             do { try oldLog.flush() } catch { throw fail(error) }
             compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
             oldLog.close()
         }
-        return SwappedLog(version: version, generation: generation)
+        let replaced = compaction.withLock { $0.olderLogBytes }
+        return SwappedLog(version: version, generation: generation, stall: stall, replacedLogBytes: replaced)
     }
 
-    /// Steps 4–6.
-    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory) throws {
+    /// Steps 4–6; returns the snapshot's size.
+    @discardableResult
+    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory) throws -> Int64 {
         let size = try Store.writeSnapshot(
             of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression)
         try removeFiles(olderThan: swapped.generation, in: directory)
@@ -79,17 +93,19 @@ extension Store {
             $0.olderLogBytes = 0
         }
         if options.checksInvariants { assertInvariants() }
+        return size
     }
 
-    /// Step 2: the only part that holds writers.
-    private func swapLog(to prepared: PreparedLog, generation: UInt64) throws -> (StoreState, LogWriter?) {
-        try writer.withLock { side throws -> (StoreState, LogWriter?) in
+    /// Step 2: the only part that holds writers; returns for how long it held them.
+    private func swapLog(to prepared: PreparedLog, generation: UInt64) throws -> (StoreState, LogWriter?, Duration) {
+        try writer.withLock { side throws -> (StoreState, LogWriter?, Duration) in
+            let held = ContinuousClock.now
             do {
                 try checkWritable(side)
                 let old = side.log
                 side.log = try prepared.start(firstLSN: side.head.lsn + 1, predecessor: old)
                 side.generation = generation
-                return (side.head, old)
+                return (side.head, old, ContinuousClock.now - held)
             } catch {
                 prepared.discard()
                 throw error
@@ -143,8 +159,8 @@ extension Store {
         guard due else { return }
         DispatchQueue.global(qos: .utility).async {
             // A failed background compaction leaves the old snapshot in
-            // effect; a failure that matters (the log's) has already marked
-            // the store failed, and the next write reports it.
+            // effect and has logged why; a failure that matters (the log's)
+            // has already marked the store failed, and the next write reports it.
             try? self.compact()
         }
     }

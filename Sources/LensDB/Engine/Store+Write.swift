@@ -35,9 +35,12 @@ extension Store {
     /// newest state and queues its record, without waiting for any I/O.
     /// The record's LSN is fixed here; ``finish(_:durability:)`` waits for it.
     func stage<T>(_ body: (inout Transaction) throws -> T) throws -> (T, Commit) {
+        // Logged once the writers' lock is released: a log handler may be slow.
+        var failedNow: StoreError?
+        defer { if let failedNow { logFailStop(failedNow) } }
         // The writers' mutex knows its owner: a write from inside this
         // store's own write block fails here instead of waiting for itself.
-        try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
+        return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
             try checkWritable(side)
             var transaction = Transaction(base: side.head)
             let result = try body(&transaction)
@@ -56,8 +59,10 @@ extension Store {
                     // Refused before any I/O: this transaction fails, the store goes on.
                     throw LogError.recordTooLarge(size: size)
                 } catch {
-                    side.failure = .failed(path: path ?? ":memory:", after: error)
-                    throw side.failure!
+                    let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
+                    if side.failure == nil { failedNow = failure }
+                    side.failure = failure
+                    throw failure
                 }
             }
             side.head = next

@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import LensLog
+import Logging
 
 /// A LensDB store: the whole state in memory, every commit in an append-only
 /// log, snapshots compacting the log.
@@ -35,6 +36,8 @@ public final class Store: Sendable {
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?
+    /// ``StoreOptions/logger`` with the store's path as metadata.
+    let logger: Logger
     /// What open found; fixed after open.
     public let openStatistics: OpenStatistics
 
@@ -81,6 +84,7 @@ public final class Store: Sendable {
         self.path = path
         self.options = options
         directory = path.map { StoreDirectory(path: $0, fileSystem: options.fileSystem) }
+        logger = Store.logger(for: path ?? ":memory:", options)
         published = Locked(opened.state)
         writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
         compaction.withLock {
@@ -153,9 +157,12 @@ public final class Store: Sendable {
 
     /// Marks the store failed (promise 6) and returns the error to throw.
     func fail(_ error: any Error) -> StoreError {
-        writer.withLock { side in
-            if side.failure == nil { side.failure = .failed(path: path ?? ":memory:", after: error) }
-            return side.failure!
+        let (failure, isNew) = writer.withLock { side in
+            if let failure = side.failure { return (failure, false) }
+            side.failure = .failed(path: path ?? ":memory:", after: error)
+            return (side.failure!, true)
         }
+        if isNew { logFailStop(failure) }
+        return failure
     }
 }
