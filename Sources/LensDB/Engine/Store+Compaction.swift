@@ -32,7 +32,9 @@ extension Store {
             let swapped = try swapInNextLog(directory)
             logCompactionStarted(swapped)
             let snapshotBytes = try writeSnapshot(after: swapped, in: directory)
-            logCompactionFinished(swapped, snapshotBytes: snapshotBytes, took: ContinuousClock.now - started)
+            let took = ContinuousClock.now - started
+            countCompaction(took: took, stall: swapped.stall)
+            logCompactionFinished(swapped, snapshotBytes: snapshotBytes, took: took)
         } catch {
             logCompactionFailed(error)
             throw error
@@ -77,6 +79,7 @@ extension Store {
             do { try oldLog.flush() } catch { throw fail(error) }
             compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
             oldLog.close()
+            retire(oldLog)
         }
         let replaced = compaction.withLock { $0.olderLogBytes }
         return SwappedLog(version: version, generation: generation, stall: stall, replacedLogBytes: replaced)
@@ -104,6 +107,7 @@ extension Store {
                 try checkWritable(side)
                 let old = side.log
                 side.log = try prepared.start(firstLSN: side.head.lsn + 1, predecessor: old)
+                side.drainingLog = old
                 side.generation = generation
                 return (side.head, old, ContinuousClock.now - held)
             } catch {

@@ -66,6 +66,7 @@ extension Store {
                 }
             }
             side.head = next
+            side.commits += 1
             return (result, Commit(state: next, log: side.log))
         }
     }

@@ -38,6 +38,9 @@ public final class Store: Sendable {
     let lock: (any FileLock)?
     /// ``StoreOptions/logger`` with the store's path as metadata.
     let logger: Logger
+    /// The counters of the records open wrote again, which are not commits
+    /// of this session: ``statistics`` leaves them out.
+    let relogStatistics: LogWriterStatistics
     /// What open found; fixed after open.
     public let openStatistics: OpenStatistics
 
@@ -48,6 +51,12 @@ public final class Store: Sendable {
         var generation: UInt64
         var failure: StoreError?
         var closed = false
+        /// ``StoreStatistics/commits``: one increment under a lock the commit holds anyway.
+        var commits = 0
+        /// Counters of the logs compactions swapped out and synced.
+        var retiredLogs = LogWriterStatistics()
+        /// A log swapped out whose last records may still be syncing.
+        var drainingLog: LogWriter?
     }
 
     struct CompactionSide: Sendable {
@@ -56,6 +65,10 @@ public final class Store: Sendable {
         var snapshotBytes: Int64 = 0
         /// Bytes in logs since that snapshot (before the current log).
         var olderLogBytes: Int64 = 0
+        var compactions = 0
+        var compactionTime: Duration = .zero
+        var lastCompaction: Duration?
+        var lastCompactionStall: Duration?
     }
 
     /// Opens the store at `path`, creating it if needed, and recovers its
@@ -85,6 +98,7 @@ public final class Store: Sendable {
         self.options = options
         directory = path.map { StoreDirectory(path: $0, fileSystem: options.fileSystem) }
         logger = Store.logger(for: path ?? ":memory:", options)
+        relogStatistics = opened.log?.statistics ?? LogWriterStatistics()
         published = Locked(opened.state)
         writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
         compaction.withLock {
@@ -136,6 +150,7 @@ public final class Store: Sendable {
         // commit is already durable, and `.buffered` ones promised no more.
         let flushed = log.map { (try? $0.flush()) != nil } ?? true
         log?.close()
+        if let log { retire(log) }
         // The next owner of the lock must not meet this store's compaction
         // still writing its snapshot or deleting files.
         while compaction.withLock({ $0.running }) {
