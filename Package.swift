@@ -55,7 +55,7 @@ let package = Package(
         // work is LensDB library code that tests call directly.
         .executableTarget(
             name: "logtool",
-            dependencies: ["LensDB", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["LensDB", "LensLog", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/logtool"
         ),
         // Crash-recovery fuzzer: random workloads on the simulated file system,

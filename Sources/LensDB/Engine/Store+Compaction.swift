@@ -24,6 +24,11 @@ extension Store {
     ///   (the store keeps working on the old snapshot); ``StoreError/failed(path:cause:)``
     ///   when syncing the old log fails.
     public func compact() throws {
+        try compact(progress: nil)
+    }
+
+    /// ``compact()``, reporting how much of the snapshot is written (`logtool compact`).
+    func compact(progress: ProgressHandler?) throws {
         guard let directory else { return }
         guard beginCompaction() else { return }
         defer { endCompaction() }
@@ -31,7 +36,7 @@ extension Store {
         do {
             let swapped = try swapInNextLog(directory)
             logCompactionStarted(swapped)
-            let snapshotBytes = try writeSnapshot(after: swapped, in: directory)
+            let snapshotBytes = try writeSnapshot(after: swapped, in: directory, progress: progress)
             let took = ContinuousClock.now - started
             countCompaction(took: took, stall: swapped.stall)
             logCompactionFinished(swapped, snapshotBytes: snapshotBytes, took: took)
@@ -87,9 +92,10 @@ extension Store {
 
     /// Steps 4–6; returns the snapshot's size.
     @discardableResult
-    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory) throws -> Int64 {
+    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory, progress: ProgressHandler? = nil) throws -> Int64 {
         let size = try Store.writeSnapshot(
-            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression)
+            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression,
+            progress: progress)
         try removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size
@@ -121,22 +127,28 @@ extension Store {
     /// Entries are written in key order, so equal states give equal
     /// snapshots. Returns the snapshot's size. Also used by `logtool repair`.
     static func writeSnapshot(
-        of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression
+        of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression,
+        progress: ProgressHandler? = nil
     ) throws -> Int64 {
         let path = directory.snapshotPath(generation: generation)
         let temporary = path + StoreDirectory.temporarySuffix
         let writer = try SnapshotWriter(
             fileSystem: directory.fileSystem, path: temporary, generation: generation,
             lastLSN: state.lsn, compression: compression == .lz4)
+        var written = ProgressCounter(.writingSnapshot, total: Int64(state.itemCount), handler: progress)
+        var items: Int64 = 0
         for (id, name) in state.tableNames.enumerated() {
             try writer.addTable(id: UInt64(id), name: name)
             let entries = state.entries(in: name)
             for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) {
                 try writer.addEntry(table: UInt64(id), key: key, value: entries[key]!.bytes())
+                items += 1
+                written.update(items)
             }
         }
         for name in state.rootNames { try writer.addRoot(name: name, value: state.root(named: name)!.bytes()) }
         let size = try writer.finish()
+        written.finish()
         try directory.fileSystem.rename(temporary, to: path)
         try directory.fileSystem.syncDirectory(at: directory.path)
         return size

@@ -23,7 +23,7 @@ extension Store {
     /// The path of an open: lock, tidy, recover, start a new log.
     /// What a crash here leaves: at most a new, empty log file, which the
     /// next open reads as a log cut while new.
-    static func open(at path: String, options: StoreOptions) throws -> Opened {
+    static func open(at path: String, options: StoreOptions, progress: ProgressHandler? = nil) throws -> Opened {
         let started = ContinuousClock.now
         let fileSystem = options.fileSystem
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
@@ -39,15 +39,19 @@ extension Store {
             if !options.readOnly { try removeTemporaries(&listing, directory) }
             var state = StoreState()
             var unproven: [LogRecord] = []
+            var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
             let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
                 unproven = []
+                reading.read(snapshot: snapshot.path)
             }, apply: { record, file in
                 try replay(record, from: file, into: &state)
                 unproven.removeAll { $0.lsn <= record.syncedLSN }
                 unproven.append(record)
+                reading.read(record, in: file)
             })
+            reading.finish()
             unproven.removeAll { $0.lsn <= report.provenLSN }
             logRecovery(report, logger: logger)
             var opened = Opened(

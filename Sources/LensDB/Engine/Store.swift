@@ -81,7 +81,13 @@ public final class Store: Sendable {
     ///   A throw leaves the files as they were, except temporary files removed
     ///   and damaged snapshots set aside.
     public convenience init(at path: String, options: StoreOptions = StoreOptions()) throws {
-        let opened = try Store.open(at: path, options: options)
+        try self.init(at: path, options: options, progress: nil)
+    }
+
+    /// Opens as ``init(at:options:)`` does, reporting how much of the files
+    /// recovery has read (`logtool compact`).
+    convenience init(at path: String, options: StoreOptions, progress: ProgressHandler?) throws {
+        let opened = try Store.open(at: path, options: options, progress: progress)
         self.init(path: path, options: options, opened: opened)
     }
 

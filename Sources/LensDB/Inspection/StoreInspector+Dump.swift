@@ -44,12 +44,18 @@ extension StoreInspector {
     /// removes mid-dump makes dump follow the new chain, skipping the LSNs
     /// already shown; those the new snapshot took over are not shown again
     /// (`dumpSnapshot` shows the state).
+    /// - Parameter progress: bytes read of the snapshots and logs.
     /// - Throws: ``InspectionError``, or what `body` throws.
-    public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
+    public func dump(
+        from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, progress: ProgressHandler? = nil,
+        _ body: (DumpedTransaction) throws -> Void
+    ) throws {
         // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
         try withoutActuallyEscaping(body) { body in
             var shown = Set<UInt64>()
+            var reading: ReadingProgress?
             let emit = { (record: LogRecord, file: String) throws in
+                reading?.read(record, in: file)
                 guard record.lsn >= from, record.lsn <= to, shown.insert(record.lsn).inserted else { return }
                 var dumped = Self.dumped(record, file: file)
                 if let table {
@@ -60,12 +66,14 @@ extension StoreInspector {
             }
             try readingConsistently(isClean: { true }) {
                 let listing = try self.listing()
+                reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
                 do {
                     let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
-                    _ = try chain.recover(listing: listing, loadSnapshot: { _ in }, apply: emit)
+                    _ = try chain.recover(listing: listing, loadSnapshot: { reading?.read(snapshot: $0.path) }, apply: emit)
                 } catch is RecoveryError {
                     try dumpEachLog(listing, emit)
                 }
+                reading?.finish()
             }
         }
     }

@@ -43,12 +43,19 @@ public struct StoreInspector: Sendable {
     }
 
     /// The store's state as open would recover it, without the lock and without changing a file.
-    func recoveredState(policy: RecoveryPolicy) throws -> (StoreState, RecoveryReport) {
+    func recoveredState(policy: RecoveryPolicy, progress: ProgressHandler? = nil) throws -> (StoreState, RecoveryReport) {
         var state = StoreState()
+        let listing = try listing()
+        var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
         let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: false)
-        let report = try chain.recover(listing: listing(), loadSnapshot: { state = try Store.loadState(from: $0) }, apply: { record, file in
+        let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+            state = try Store.loadState(from: snapshot)
+            reading.read(snapshot: snapshot.path)
+        }, apply: { record, file in
             try Store.replay(record, from: file, into: &state)
+            reading.read(record, in: file)
         })
+        reading.finish()
         return (state, report)
     }
 }
