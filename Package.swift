@@ -23,6 +23,11 @@ let package = Package(
         // every server-side Swift library logs through. InMemoryLogging
         // captures the events in tests.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `swift package generate-documentation`: builds the DocC catalog
+        // (Sources/LensDB/LensDB.docc). .ci/run builds it with warnings as
+        // errors, so a broken symbol or article link fails CI. Only a
+        // command plugin: nothing of it is linked into LensDB.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev). The block API only.

@@ -20,7 +20,7 @@ extension Store {
     ///
     /// - Throws: ``StoreError/readOnly(path:)`` and friends, including
     ///   ``StoreError/reentrantWrite(path:)`` from inside a write block of
-    ///   this store (nothing done); ``StorageError``
+    ///   this store (nothing done); `StorageError`
     ///   (the store keeps working on the old snapshot); ``StoreError/failed(path:cause:)``
     ///   when syncing the old log fails.
     public func compact() throws {

@@ -76,8 +76,8 @@ public final class Store: Sendable {
     ///
     /// Takes the store's lock unless ``StoreOptions/readOnly``.
     /// - Throws: ``StoreError/locked(path:holder:)`` when another process
-    ///   writes the store; ``LogError``, ``SnapshotError`` or
-    ///   ``RecoveryError`` for damage `.strict` will not pass; ``StorageError``.
+    ///   writes the store; `LogError`, `SnapshotError` or
+    ///   `RecoveryError` for damage `.strict` will not pass; `StorageError`.
     ///   A throw leaves the files as they were, except temporary files removed
     ///   and damaged snapshots set aside.
     public convenience init(at path: String, options: StoreOptions = StoreOptions()) throws {

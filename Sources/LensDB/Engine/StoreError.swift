@@ -1,8 +1,8 @@
 import LensLog
 
 /// Errors of the store itself. Lower layers' errors pass through unchanged:
-/// ``StorageError`` (a file-system call failed), ``LogError`` and
-/// ``SnapshotError`` (a damaged or newer file), ``RecoveryError`` (no state
+/// `StorageError` (a file-system call failed), `LogError` and
+/// `SnapshotError` (a damaged or newer file), `RecoveryError` (no state
 /// recovery can vouch for).
 ///
 /// Each description is one sentence that names the store or file, says

@@ -44,7 +44,12 @@ extension StoreInspector {
     /// removes mid-dump makes dump follow the new chain, skipping the LSNs
     /// already shown; those the new snapshot took over are not shown again
     /// (`dumpSnapshot` shows the state).
-    /// - Parameter progress: bytes read of the snapshots and logs.
+    /// - Parameters:
+    ///   - from: the first LSN to show.
+    ///   - to: the last LSN to show.
+    ///   - table: when set, only transactions touching this table, with only their operations on it.
+    ///   - progress: bytes read of the snapshots and logs.
+    ///   - body: called with each transaction, in LSN order.
     /// - Throws: ``InspectionError``, or what `body` throws.
     public func dump(
         from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, progress: ProgressHandler? = nil,

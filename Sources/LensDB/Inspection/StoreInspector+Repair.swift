@@ -45,7 +45,9 @@ extension StoreInspector {
     /// - Throws: ``InspectionError/locked(path:holder:)``,
     ///   ``InspectionError/outputExists(path:)``, or the recovery error when
     ///   not even salvage can rebuild a state (a damaged snapshot whose logs are gone).
-    /// - Parameter progress: reading the store (bytes), then writing the snapshot (items).
+    /// - Parameters:
+    ///   - output: where to write the repaired store; must not exist.
+    ///   - progress: reading the store (bytes), then writing the snapshot (items).
     public func repair(to output: String, progress: ProgressHandler? = nil) throws -> RepairReport {
         let lock = try takeLock()
         defer { lock.unlock() }

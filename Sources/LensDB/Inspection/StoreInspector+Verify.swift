@@ -47,7 +47,7 @@ extension StoreInspector {
     /// record is a transaction and every value decodes. Takes no lock and
     /// changes no file.
     ///
-    /// Across files it applies the rules open applies (``LogChain``): a log
+    /// Across files it applies the rules open applies (`LogChain`): a log
     /// that starts past a torn point and holds only unsynced records, or that
     /// an open after a crash wrote again from an earlier LSN, is a note;
     /// a gap that a later record proves was durable is a problem.

@@ -3,7 +3,7 @@ import LensLog
 
 /// Looks inside a store without the program's types: the library behind
 /// `logtool`. Reads never take the store's lock and never change a file;
-/// ``repair(to:)``, ``repairInPlace()`` and ``compact()`` take the lock and
+/// ``repair(to:progress:)``, ``repairInPlace(progress:)`` and ``compact(progress:)`` take the lock and
 /// refuse while another process holds it.
 ///
 /// Thread-safety: a value type; each call opens the files it needs.
@@ -12,7 +12,9 @@ public struct StoreInspector: Sendable {
     let fileSystem: any FileSystem
     var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
 
-    /// - Parameter path: the store's directory; a trailing slash is ignored.
+    /// - Parameters:
+    ///   - path: the store's directory; a trailing slash is ignored.
+    ///   - fileSystem: where the store lives; tests pass a simulated one.
     public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
         var trimmed = path
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
