@@ -57,7 +57,8 @@ let package = Package(
         // The README's main job: writes a store, reopens it, shows what is in it.
         .executableTarget(name: "lensdb-demo", dependencies: ["LensDB"], path: "Tools/lensdb-demo"),
         // The inspect-and-repair CLI: argument parsing and printing only; the
-        // work is LensDB library code that tests call directly.
+        // work is LensDB library code that tests call directly. LensLog for
+        // `Locked`, which guards its progress line.
         .executableTarget(
             name: "logtool",
             dependencies: ["LensDB", "LensLog", .product(name: "ArgumentParser", package: "swift-argument-parser")],
