@@ -23,6 +23,16 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         // logtool's and the crash fuzzer's command lines.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // StoreOptions.logger: recovery, compaction, fail-stop and lock events
+        // go to whatever logging backend the program has set up; the API
+        // every server-side Swift library logs through. InMemoryLogging
+        // captures the events in tests.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // `swift package generate-documentation`: builds the DocC catalog
+        // (Sources/LensDB/LensDB.docc). .ci/run builds it with warnings as
+        // errors, so a broken symbol or article link fails CI. Only a
+        // command plugin: nothing of it is linked into LensDB.
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // liblz4 from the system (Debian: liblz4-dev). The block API only.
@@ -48,6 +58,7 @@ let package = Package(
             dependencies: [
                 "LensLog",
                 .product(name: "HashTreeCollections", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // Byte-corruption helpers, temporary directories and a reference model,
@@ -56,10 +67,11 @@ let package = Package(
         // The README's main job: writes a store, reopens it, shows what is in it.
         .executableTarget(name: "lensdb-demo", dependencies: ["LensDB"], path: "Tools/lensdb-demo"),
         // The inspect-and-repair CLI: argument parsing and printing only; the
-        // work is LensDB library code that tests call directly.
+        // work is LensDB library code that tests call directly. LensLog for
+        // `Locked`, which guards its progress line.
         .executableTarget(
             name: "logtool",
-            dependencies: ["LensDB", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["LensDB", "LensLog", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Tools/logtool"
         ),
         // Crash-recovery fuzzer: random workloads on the simulated file system,
@@ -70,7 +82,10 @@ let package = Package(
             path: "Fuzz/CrashFuzz"
         ),
         .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
-        .testTarget(name: "LensDBTests", dependencies: ["LensDB", "LensTestSupport"]),
+        .testTarget(
+            name: "LensDBTests",
+            dependencies: ["LensDB", "LensTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
+        ),
         // Runs the built logtool binary: output and exit codes.
         .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport", "logtool"]),
     ]

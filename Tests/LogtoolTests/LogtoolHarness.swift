@@ -2,18 +2,20 @@ import Foundation
 import LensDB
 import LensTestSupport
 
-/// Runs the built `logtool` (it sits beside the test bundle) and returns its
-/// exit status and output.
+/// The built `logtool`: it sits beside the test bundle.
+let logtoolBinary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("logtool")
+
+/// Runs the built `logtool` and returns its exit status and output.
 func logtool(_ arguments: String...) throws -> (status: Int32, out: String, err: String) {
-    try logtool(arguments)
+    try logtool(arguments, environment: [:])
 }
 
-/// ``logtool(_:)-(String...)`` with the arguments in an array.
-func logtool(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-    let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("logtool")
+/// Runs the built `logtool` with `environment` added to this process's.
+func logtool(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
-    process.executableURL = binary
+    process.executableURL = logtoolBinary
     process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err

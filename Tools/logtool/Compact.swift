@@ -15,7 +15,10 @@ struct Compact: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let report = try StoreInspector(path: options.store).compact()
+        let progress = ProgressLine("compact", options: options)
+        defer { progress.finish() }
+        let report = try StoreInspector(path: options.store).compact(progress: progress.handler)
+        progress.finish()
         if options.json { return try printJSON(report) }
         if options.quiet { return }
         let size = report.files.filter { $0.role == .snapshot }.reduce(Int64(0)) { $0 + $1.size }

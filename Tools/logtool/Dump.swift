@@ -49,7 +49,9 @@ struct Dump: ParsableCommand {
             }
             return
         }
-        try inspector.dump(from: from, to: to, table: table) { transaction in
+        let progress = ProgressLine("dump", options: options, stdoutShowsOutput: true)
+        defer { progress.finish() }
+        try inspector.dump(from: from, to: to, table: table, progress: progress.handler) { transaction in
             if options.json { try printJSON(transaction, pretty: false); return }
             print("LSN \(transaction.lsn)  \(transaction.file) @ \(transaction.offset) (\(transaction.size) bytes)")
             if let problem = transaction.problem { print("  ! \(problem)") }

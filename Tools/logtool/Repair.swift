@@ -30,7 +30,11 @@ struct Repair: ParsableCommand {
 
     func run() throws {
         let inspector = StoreInspector(path: options.store)
-        let report = try output.map { try inspector.repair(to: $0) } ?? inspector.repairInPlace()
+        let progress = ProgressLine("repair", options: options)
+        defer { progress.finish() }
+        let report = try output.map { try inspector.repair(to: $0, progress: progress.handler) }
+            ?? inspector.repairInPlace(progress: progress.handler)
+        progress.finish()
         if options.json { return try printJSON(report) }
         print("repaired store: \(report.output) (\(report.entries) items, last LSN \(report.lastLSN), \(report.recordsReplayed) log records kept)")
         if let backup = report.backup { print("original moved to: \(backup)") }

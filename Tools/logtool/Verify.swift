@@ -17,8 +17,10 @@ struct Verify: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let progress = Progress("verify", quiet: options.quiet)
-        let report = try StoreInspector(path: options.store).verify(progress: progress.update)
+        let progress = ProgressLine("verify", options: options)
+        defer { progress.finish() }
+        let report = try StoreInspector(path: options.store).verify(progress: progress.handler)
+        progress.finish()
         if options.json {
             try printJSON(report)
         } else {

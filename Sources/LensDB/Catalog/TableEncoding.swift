@@ -8,7 +8,7 @@ public enum KeyEncoding: UInt8, Sendable, Hashable, CaseIterable, CustomStringCo
     // 0 is never written.
     /// Bytes the program chose, shown as they are and never judged.
     case raw = 1
-    /// The value encoding (<doc:ValueFormat>): the fallback for identifier
+    /// The value encoding (<doc:ValueFormatSpecification>): the fallback for identifier
     /// types without an order-preserving encoding. Byte order is not `<`.
     case valueFormat = 2
     /// A signed 64-bit integer (`Int`, `Int64`): 8 bytes big-endian with the
@@ -53,7 +53,7 @@ public enum ValueEncoding: UInt8, Sendable, Hashable, CaseIterable, CustomString
     // 0 is never written.
     /// Bytes the program chose, shown as they are and never judged.
     case raw = 1
-    /// The value encoding (<doc:ValueFormat>): shown as JSON, and a value
+    /// The value encoding (<doc:ValueFormatSpecification>): shown as JSON, and a value
     /// that does not decode is a problem `logtool verify` reports.
     case valueFormat = 2
 

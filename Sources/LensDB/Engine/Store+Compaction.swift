@@ -20,15 +20,32 @@ extension Store {
     /// 5. rename it into place, sync the directory: the new snapshot is in effect;
     /// 6. delete older snapshots and logs, sync the directory.
     ///
-    /// - Throws: ``StoreError/readOnly(path:)`` and friends; ``StorageError``
+    /// - Throws: ``StoreError/readOnly(path:)`` and friends, including
+    ///   ``StoreError/reentrantWrite(path:)`` from inside a write block of
+    ///   this store (nothing done); `StorageError`
     ///   (the store keeps working on the old snapshot); ``StoreError/failed(path:cause:)``
     ///   when syncing the old log fails.
     public func compact() throws {
+        try compact(progress: nil)
+    }
+
+    /// ``compact()``, reporting how much of the snapshot is written (`logtool compact`).
+    func compact(progress: ProgressHandler?) throws {
         guard let directory else { return }
         guard beginCompaction() else { return }
         defer { endCompaction() }
-        let swapped = try swapInNextLog(directory)
-        try writeSnapshot(after: swapped, in: directory)
+        let started = ContinuousClock.now
+        do {
+            let swapped = try swapInNextLog(directory)
+            logCompactionStarted(swapped)
+            let snapshotBytes = try writeSnapshot(after: swapped, in: directory, progress: progress)
+            let took = ContinuousClock.now - started
+            countCompaction(took: took, stall: swapped.stall)
+            logCompactionFinished(swapped, snapshotBytes: snapshotBytes, took: took)
+        } catch {
+            logCompactionFailed(error)
+            throw error
+        }
     }
 
     /// Claims the one compaction slot; false when a compaction is running.
@@ -48,48 +65,59 @@ extension Store {
     struct SwappedLog: Sendable {
         var version: StoreState
         var generation: UInt64
+        /// How long writers were held for the swap.
+        var stall: Duration
+        /// Bytes of the logs the snapshot will replace.
+        var replacedLogBytes: Int64
     }
 
     /// Steps 1–3. From here on, commits go to the new log while the snapshot
     /// is still to be written.
     func swapInNextLog(_ directory: StoreDirectory) throws -> SwappedLog {
-        let generation = try writer.withLock { side throws -> UInt64 in
+        let generation = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) { side throws -> UInt64 in
             try checkWritable(side)
             return side.generation + 1
         }
         let prepared = try PreparedLog(
             fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
             generation: generation, options: Store.logOptions(options))
-        let (version, oldLog) = try swapLog(to: prepared, generation: generation)
+        let (version, oldLog, stall) = try swapLog(to: prepared, generation: generation)
         if let oldLog {
             do { try oldLog.flush() } catch { throw fail(error) }
             compaction.withLock { $0.olderLogBytes += oldLog.endOffset }
             oldLog.close()
+            retire(oldLog)
         }
-        return SwappedLog(version: version, generation: generation)
+        let replaced = compaction.withLock { $0.olderLogBytes }
+        return SwappedLog(version: version, generation: generation, stall: stall, replacedLogBytes: replaced)
     }
 
-    /// Steps 4–6.
-    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory) throws {
+    /// Steps 4–6; returns the snapshot's size.
+    @discardableResult
+    func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory, progress: ProgressHandler? = nil) throws -> Int64 {
         let size = try Store.writeSnapshot(
-            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression)
+            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression,
+            progress: progress)
         try removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size
             $0.olderLogBytes = 0
         }
         if options.checksInvariants { assertInvariants() }
+        return size
     }
 
-    /// Step 2: the only part that holds writers.
-    private func swapLog(to prepared: PreparedLog, generation: UInt64) throws -> (StoreState, LogWriter?) {
-        try writer.withLock { side throws -> (StoreState, LogWriter?) in
+    /// Step 2: the only part that holds writers; returns for how long it held them.
+    private func swapLog(to prepared: PreparedLog, generation: UInt64) throws -> (StoreState, LogWriter?, Duration) {
+        try writer.withLock { side throws -> (StoreState, LogWriter?, Duration) in
+            let held = ContinuousClock.now
             do {
                 try checkWritable(side)
                 let old = side.log
                 side.log = try prepared.start(firstLSN: side.head.lsn + 1, predecessor: old)
+                side.drainingLog = old
                 side.generation = generation
-                return (side.head, old)
+                return (side.head, old, ContinuousClock.now - held)
             } catch {
                 prepared.discard()
                 throw error
@@ -101,13 +129,16 @@ extension Store {
     /// Entries are written in key order, so equal states give equal
     /// snapshots. Returns the snapshot's size. Also used by `logtool repair`.
     static func writeSnapshot(
-        of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression
+        of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression,
+        progress: ProgressHandler? = nil
     ) throws -> Int64 {
         let path = directory.snapshotPath(generation: generation)
         let temporary = path + StoreDirectory.temporarySuffix
         let writer = try SnapshotWriter(
             fileSystem: directory.fileSystem, path: temporary, generation: generation,
             lastLSN: state.lsn, compression: compression == .lz4)
+        var written = ProgressCounter(.writingSnapshot, total: Int64(state.itemCount), handler: progress)
+        var items: Int64 = 0
         for (id, name) in state.tableNames.enumerated() {
             try writer.addTable(id: UInt64(id), name: name)
             if let encoding = state.encoding(ofTable: name) {
@@ -115,6 +146,8 @@ extension Store {
             }
             try state.forEachEncodedEntry(in: name) { key, value in
                 try writer.addEntry(table: UInt64(id), key: key, value: value)
+                items += 1
+                written.update(items)
             }
         }
         for name in state.rootNames {
@@ -122,6 +155,7 @@ extension Store {
             try writer.addRoot(name: name, value: state.root(named: name)!.bytes())
         }
         let size = try writer.finish()
+        written.finish()
         try directory.fileSystem.rename(temporary, to: path)
         try directory.fileSystem.syncDirectory(at: directory.path)
         return size
@@ -148,8 +182,8 @@ extension Store {
         guard due else { return }
         DispatchQueue.global(qos: .utility).async {
             // A failed background compaction leaves the old snapshot in
-            // effect; a failure that matters (the log's) has already marked
-            // the store failed, and the next write reports it.
+            // effect and has logged why; a failure that matters (the log's)
+            // has already marked the store failed, and the next write reports it.
             try? self.compact()
         }
     }

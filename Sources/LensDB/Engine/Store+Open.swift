@@ -6,6 +6,7 @@ import Musl
 import Darwin
 #endif
 import LensLog
+import Logging
 
 extension Store {
     /// Everything open produces, handed to the initializer.
@@ -22,14 +23,15 @@ extension Store {
     /// The path of an open: lock, tidy, recover, start a new log.
     /// What a crash here leaves: at most a new, empty log file, which the
     /// next open reads as a log cut while new.
-    static func open(at path: String, options: StoreOptions) throws -> Opened {
+    static func open(at path: String, options: StoreOptions, progress: ProgressHandler? = nil) throws -> Opened {
         let started = ContinuousClock.now
         let fileSystem = options.fileSystem
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        let logger = Store.logger(for: path, options)
         var lock: (any FileLock)?
         if !options.readOnly {
             try createStoreDirectory(path, fileSystem: fileSystem)
-            lock = try takeLock(directory)
+            lock = try takeLock(directory, logger: logger)
         }
         do {
             // Asked before any write: on Darwin it costs one F_FULLFSYNC of the directory.
@@ -39,31 +41,40 @@ extension Store {
             if !options.readOnly { try removeTemporaries(&listing, directory) }
             var state = StoreState()
             var unproven: [LogRecord] = []
+            var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
             let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
                 unproven = []
+                reading.read(snapshot: snapshot.path)
             }, apply: { record, file in
                 try replay(record, from: file, into: &state)
                 unproven.removeAll { $0.lsn <= record.syncedLSN }
                 unproven.append(record)
+                reading.read(record, in: file)
             })
+            reading.finish()
             unproven.removeAll { $0.lsn <= report.provenLSN }
+            logRecovery(report, logger: logger)
             var opened = Opened(
                 state: state, log: nil, generation: listing.newestGeneration, lock: lock,
                 statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0, durableSync: durableSync),
                 snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
             if !options.readOnly {
-                try removeUnneededLogs(report, directory)
+                var removed = try removeUnneededLogs(report, directory)
                 // The next log is created by the first write: an open that
                 // only reads costs no file creation and no sync.
                 opened.generation += 1
                 if !closedCleanly && !unproven.isEmpty {
-                    opened.log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
-                    try removeLogs(supersededBy: opened.log!, report, directory)
+                    let log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
+                    opened.log = log
+                    logRelog(unproven, into: log, logger: logger)
+                    removed += try removeLogs(supersededBy: log, report, directory)
                 }
+                logRemoved(removed, logger: logger)
             }
             opened.statistics.seconds = (ContinuousClock.now - started).seconds
+            logOpened(opened.statistics, lsn: state.lsn, logger: logger)
             return opened
         } catch {
             lock?.unlock()
@@ -99,20 +110,21 @@ extension Store {
     /// Removes the logs that `relog` now supersedes entirely: each record
     /// they hold is in it. Later opens would skip them anyway; removing them
     /// keeps the directory to the files that matter.
-    private static func removeLogs(supersededBy relog: LogWriter, _ report: RecoveryReport, _ directory: StoreDirectory) throws {
+    private static func removeLogs(supersededBy relog: LogWriter, _ report: RecoveryReport, _ directory: StoreDirectory) throws -> [String] {
         let superseded = report.logsRead.filter { $0.firstLSN >= relog.header.firstLSN }.map(\.path)
-        try remove(superseded, keepingTheLogOf: report.snapshot, directory)
+        return try remove(superseded, keepingTheLogOf: report.snapshot, directory)
     }
 
     /// Removes `logs` except the log of the snapshot in effect, whose presence
     /// tells open that this snapshot is the current one (``LogChain``), and
-    /// syncs the directory.
-    private static func remove(_ logs: [String], keepingTheLogOf snapshot: SnapshotSummary?, _ directory: StoreDirectory) throws {
+    /// syncs the directory. Returns the logs removed.
+    private static func remove(_ logs: [String], keepingTheLogOf snapshot: SnapshotSummary?, _ directory: StoreDirectory) throws -> [String] {
         let marker = snapshot.map { directory.logPath(generation: $0.generation) }
         let removed = logs.filter { $0 != marker }
-        guard !removed.isEmpty else { return }
+        guard !removed.isEmpty else { return [] }
         for log in removed { try directory.fileSystem.removeFile(at: log) }
         try directory.fileSystem.syncDirectory(at: directory.path)
+        return removed
     }
 
     static func logOptions(_ options: StoreOptions) -> LogWriterOptions {
@@ -147,15 +159,21 @@ extension Store {
 
     /// Takes the store's lock, trying for up to 200 ms: a process that spawns
     /// a child lends it every descriptor between fork and exec, so a lock
-    /// just released can look held for a moment.
-    static func takeLock(_ directory: StoreDirectory) throws -> any FileLock {
+    /// just released can look held for a moment. Contention is logged: once
+    /// when it starts, once more when open gives up.
+    static func takeLock(_ directory: StoreDirectory, logger: Logger = Store.silentLogger) throws -> any FileLock {
         var attempt = 0
         while true {
             do {
                 return try directory.fileSystem.lockFile(at: directory.lockPath)
             } catch let error as StorageError where error.code == .locked {
                 attempt += 1
-                guard attempt < lockAttempts else { throw StoreError.locked(path: directory.path, holder: error.lockHolder) }
+                let holder: Logger.MetadataValue = error.lockHolder.map { "\($0)" } ?? "unknown"
+                guard attempt < lockAttempts else {
+                    logger.error("store is locked; giving up", metadata: ["holder": holder, "attempts": "\(attempt)"])
+                    throw StoreError.locked(path: directory.path, holder: error.lockHolder)
+                }
+                if attempt == 1 { logger.notice("store is locked; retrying", metadata: ["holder": holder]) }
                 var pause = timespec(tv_sec: 0, tv_nsec: 10_000_000)
                 nanosleep(&pause, nil)
             }
@@ -175,9 +193,9 @@ extension Store {
     /// Logs the snapshot covers, logs a later log supersedes, and logs that
     /// hold only records that were never durable (past a torn point, or cut
     /// while new). None holds a record the recovered state needs.
-    private static func removeUnneededLogs(_ report: RecoveryReport, _ directory: StoreDirectory) throws {
+    private static func removeUnneededLogs(_ report: RecoveryReport, _ directory: StoreDirectory) throws -> [String] {
         let unneeded = report.obsoleteLogs + report.supersededLogs + report.orphanedLogs + report.logsCutWhileNew
-        try remove(unneeded, keepingTheLogOf: report.snapshot, directory)
+        return try remove(unneeded, keepingTheLogOf: report.snapshot, directory)
     }
 
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {

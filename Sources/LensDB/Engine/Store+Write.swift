@@ -7,9 +7,19 @@ extension Store {
     ///
     /// Serialized with every other writer. If `body` throws, nothing changes
     /// and the error is rethrown. Returns when the commit is as durable as
-    /// `durability` (default: the store's). Do not call `write` from inside `body`.
+    /// `durability` (default: the store's).
+    ///
+    /// `body` must make its changes on the transaction it is given: a
+    /// `write`, ``flush()`` or ``compact()`` of this store called from inside
+    /// it throws ``StoreError/reentrantWrite(path:)`` at once and changes
+    /// nothing. The outer write goes on: if `body` lets the error out, the
+    /// outer write throws it and commits nothing; if `body` catches it, the
+    /// outer write commits what `body` did on its transaction. Writes to
+    /// another store from inside `body` are allowed.
     ///
     /// - Throws: what `body` throws (nothing changed);
+    ///   ``StoreError/reentrantWrite(path:)`` when called from inside a write
+    ///   block of this store (nothing changed, the store goes on);
     ///   ``StoreError/readOnly(path:)``, ``StoreError/closed(path:)``;
     ///   ``StoreError/failed(path:cause:)`` when the log write or sync fails —
     ///   this commit is then not acknowledged, every later write throws, and
@@ -25,7 +35,12 @@ extension Store {
     /// newest state and queues its record, without waiting for any I/O.
     /// The record's LSN is fixed here; ``finish(_:durability:)`` waits for it.
     func stage<T>(_ body: (inout Transaction) throws -> T) throws -> (T, Commit) {
-        try writer.withLock { side throws -> (T, Commit) in
+        // Logged once the writers' lock is released: a log handler may be slow.
+        var failedNow: StoreError?
+        defer { if let failedNow { logFailStop(failedNow) } }
+        // The writers' mutex knows its owner: a write from inside this
+        // store's own write block fails here instead of waiting for itself.
+        return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
             try checkWritable(side)
             var transaction = Transaction(base: side.head)
             let result = try body(&transaction)
@@ -44,11 +59,14 @@ extension Store {
                     // Refused before any I/O: this transaction fails, the store goes on.
                     throw LogError.recordTooLarge(size: size)
                 } catch {
-                    side.failure = .failed(path: path ?? ":memory:", cause: "\(error)")
-                    throw side.failure!
+                    let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
+                    if side.failure == nil { failedNow = failure }
+                    side.failure = failure
+                    throw failure
                 }
             }
             side.head = next
+            side.commits += 1
             return (result, Commit(state: next, log: side.log))
         }
     }
@@ -71,7 +89,9 @@ extension Store {
         compactIfDue()
     }
 
-    /// Runs `write` off the caller's thread.
+    /// Runs `write` off the caller's thread: the same contract, including
+    /// ``StoreError/reentrantWrite(path:)`` for a `write` of this store made
+    /// from inside `body`.
     public func asyncWrite<T: Sendable>(durability: Durability? = nil, _ body: @escaping @Sendable (inout Transaction) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {

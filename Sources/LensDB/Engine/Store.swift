@@ -7,6 +7,7 @@ import Darwin
 #endif
 import Dispatch
 import LensLog
+import Logging
 
 /// A LensDB store: the whole state in memory, every commit in an append-only
 /// log, snapshots compacting the log.
@@ -37,6 +38,11 @@ public final class Store: Sendable {
     let lock: (any FileLock)?
     /// Whether ``close()`` has run; its mutex serializes closes.
     private let closing = Locked(false)
+    /// ``StoreOptions/logger`` with the store's path as metadata.
+    let logger: Logger
+    /// The counters of the records open wrote again, which are not commits
+    /// of this session: ``statistics`` leaves them out.
+    let relogStatistics: LogWriterStatistics
     /// What open found; fixed after open.
     public let openStatistics: OpenStatistics
 
@@ -47,6 +53,12 @@ public final class Store: Sendable {
         var generation: UInt64
         var failure: StoreError?
         var closed = false
+        /// ``StoreStatistics/commits``: one increment under a lock the commit holds anyway.
+        var commits = 0
+        /// Counters of the logs compactions swapped out and synced.
+        var retiredLogs = LogWriterStatistics()
+        /// A log swapped out whose last records may still be syncing.
+        var drainingLog: LogWriter?
     }
 
     struct CompactionSide: Sendable {
@@ -55,6 +67,10 @@ public final class Store: Sendable {
         var snapshotBytes: Int64 = 0
         /// Bytes in logs since that snapshot (before the current log).
         var olderLogBytes: Int64 = 0
+        var compactions = 0
+        var compactionTime: Duration = .zero
+        var lastCompaction: Duration?
+        var lastCompactionStall: Duration?
     }
 
     /// Opens the store at `path`, creating it if needed, and recovers its
@@ -62,12 +78,18 @@ public final class Store: Sendable {
     ///
     /// Takes the store's lock unless ``StoreOptions/readOnly``.
     /// - Throws: ``StoreError/locked(path:holder:)`` when another process
-    ///   writes the store; ``LogError``, ``SnapshotError`` or
-    ///   ``RecoveryError`` for damage `.strict` will not pass; ``StorageError``.
+    ///   writes the store; `LogError`, `SnapshotError` or
+    ///   `RecoveryError` for damage `.strict` will not pass; `StorageError`.
     ///   A throw leaves the files as they were, except temporary files removed
     ///   and damaged snapshots set aside.
     public convenience init(at path: String, options: StoreOptions = StoreOptions()) throws {
-        let opened = try Store.open(at: path, options: options)
+        try self.init(at: path, options: options, progress: nil)
+    }
+
+    /// Opens as ``init(at:options:)`` does, reporting how much of the files
+    /// recovery has read (`logtool compact`).
+    convenience init(at path: String, options: StoreOptions, progress: ProgressHandler?) throws {
+        let opened = try Store.open(at: path, options: options, progress: progress)
         self.init(path: path, options: options, opened: opened)
     }
 
@@ -83,6 +105,8 @@ public final class Store: Sendable {
         self.path = path
         self.options = options
         directory = path.map { StoreDirectory(path: $0, fileSystem: options.fileSystem) }
+        logger = Store.logger(for: path ?? ":memory:", options)
+        relogStatistics = opened.log?.statistics ?? LogWriterStatistics()
         published = Locked(opened.state)
         writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
         compaction.withLock {
@@ -100,12 +124,21 @@ public final class Store: Sendable {
     public var current: StoreState { published.withLock { $0 } }
 
     /// The error that made the store read-only, if one did.
+    ///
+    /// Not to be read from inside a write block of this store: that is a
+    /// programmer error and stops with a precondition failure.
     public var failure: StoreError? { writer.withLock { $0.failure } }
 
     /// Syncs every commit so far (a barrier for `.buffered` writes).
-    /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails.
+    /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails;
+    ///   ``StoreError/reentrantWrite(path:)`` from inside a write block of
+    ///   this store (its own commit is not logged yet, so nothing could cover it).
     public func flush() throws {
-        guard let log = writer.withLock({ $0.log }) else { return }
+        let name = path ?? ":memory:"
+        let log = try writer.withLock(reentry: StoreError.reentrantWrite(path: name)) { (side: inout WriterSide) throws(StoreError) -> LogWriter? in
+            side.log
+        }
+        guard let log else { return }
         do { try log.flush() } catch { throw fail(error) }
     }
 
@@ -142,6 +175,9 @@ public final class Store: Sendable {
     /// suspended app that holds a file lock there. Close it when the scene
     /// phase becomes `.background`, inside a background task, and open it
     /// again when the app becomes active.
+    ///
+    /// Calling it from inside a write block of this store is a programmer
+    /// error and stops with a precondition failure.
     public func close() {
         // Held for the whole close, so a second caller returns only once the
         // first is done; nothing a close waits for takes this lock.
@@ -161,6 +197,7 @@ public final class Store: Sendable {
         // commit is already durable, and `.buffered` ones promised no more.
         let flushed = log.map { (try? $0.flush()) != nil } ?? true
         log?.close()
+        if let log { retire(log) }
         // The next owner of the lock must not meet this store's compaction
         // still writing its snapshot or deleting files.
         while compaction.withLock({ $0.running }) {
@@ -182,9 +219,12 @@ public final class Store: Sendable {
 
     /// Marks the store failed (promise 6) and returns the error to throw.
     func fail(_ error: any Error) -> StoreError {
-        writer.withLock { side in
-            if side.failure == nil { side.failure = .failed(path: path ?? ":memory:", cause: "\(error)") }
-            return side.failure!
+        let (failure, isNew) = writer.withLock { side in
+            if let failure = side.failure { return (failure, false) }
+            side.failure = .failed(path: path ?? ":memory:", after: error)
+            return (side.failure!, true)
         }
+        if isNew { logFailStop(failure) }
+        return failure
     }
 }

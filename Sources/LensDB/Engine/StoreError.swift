@@ -1,30 +1,54 @@
 import LensLog
 
 /// Errors of the store itself. Lower layers' errors pass through unchanged:
-/// ``StorageError`` (a file-system call failed), ``LogError`` and
-/// ``SnapshotError`` (a damaged or newer file), ``RecoveryError`` (no state
+/// `StorageError` (a file-system call failed), `LogError` and
+/// `SnapshotError` (a damaged or newer file), `RecoveryError` (no state
 /// recovery can vouch for).
+///
+/// Each description is one sentence that names the store or file, says
+/// what happened and what to do about it.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process (or another `Store` in this one) holds the store's lock.
     case locked(path: String, holder: Int32?)
     /// The store was opened read-only.
     case readOnly(path: String)
-    /// A write or sync failed earlier; the store is read-only until reopened (promise 6).
+    /// A write or sync failed earlier; the store is read-only until reopened
+    /// (promise 6). `cause` says which call on which file failed, and why.
     case failed(path: String, cause: String)
     /// The store was closed.
     case closed(path: String)
+    /// `write`, `flush` or `compact` was called from inside a write block of
+    /// the same store, which holds the writers' lock. Nothing changed; the
+    /// store and the outer write go on.
+    case reentrantWrite(path: String)
     /// A stored record does not decode as a transaction.
     case malformedRecord(file: String, offset: Int64, lsn: UInt64)
 
     public var description: String {
         switch self {
         case let .locked(path, holder):
-            "\(path) is locked by \(holder.map { "process \($0)" } ?? "another process"); close it there first"
-        case let .readOnly(path): "\(path) was opened read-only"
-        case let .failed(path, cause): "\(path) failed (\(cause)) and is read-only until reopened"
-        case let .closed(path): "\(path) is closed"
+            "\(path) is locked by \(holder.map { "process \($0)" } ?? "another process"), which has the store open; close it there, then open it again"
+        case let .readOnly(path):
+            "\(path) was opened read-only, so it cannot be written; open it without StoreOptions.readOnly to write"
+        case let .failed(path, cause):
+            "\(path) is read-only until it is reopened because \(cause); reads still work: fix the cause (free space, check the device), then reopen the store"
+        case let .closed(path):
+            "\(path) is closed; open it again with a new Store to write"
+        case let .reentrantWrite(path):
+            "\(path): write, flush or compact called from inside a write block of the same store; make the change on that block's transaction instead"
         case let .malformedRecord(file, offset, lsn):
-            "\(file) at offset \(offset): record \(lsn) verifies but is not a valid transaction; run `logtool verify`"
+            "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
+        }
+    }
+
+    /// The store at `path` failed because of `error` (promise 6). The cause
+    /// is the failed call itself: a log writer's own "accepts no more
+    /// records" is what this error says already.
+    static func failed(path: String, after error: any Error) -> StoreError {
+        switch error {
+        case LogError.writerFailed(let cause): .failed(path: path, cause: "\(cause)")
+        case LogError.writerClosed: .failed(path: path, cause: "its log was closed before the commit was durable")
+        default: .failed(path: path, cause: "\(error)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import LensLog
+import Logging
 
 /// How a ``Store`` is opened and how it commits.
 public struct StoreOptions: Sendable {
@@ -23,6 +24,13 @@ public struct StoreOptions: Sendable {
     public var fileSystem: any FileSystem = POSIXFileSystem()
     /// Tuning of the log writer.
     public var log = LogWriterOptions()
+    /// Where the store reports what an operator wants to know: recovery
+    /// (torn tails cut, records written again, logs removed, what
+    /// `.salvage` dropped), compactions with their sizes and times, the
+    /// fail-stop and its cause, and lock contention. Never an event per
+    /// commit. Default: drops everything. Each event carries the metadata
+    /// key `store`; the events are listed in the "Durability and recovery" article.
+    public var logger: Logger = Store.silentLogger
 
     public enum Compression: Sendable, Equatable {
         case none, lz4

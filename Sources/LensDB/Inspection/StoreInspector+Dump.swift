@@ -46,13 +46,24 @@ extension StoreInspector {
     /// removes mid-dump makes dump follow the new chain, skipping the LSNs
     /// already shown; those the new snapshot took over are not shown again
     /// (`dumpSnapshot` shows the state).
+    /// - Parameters:
+    ///   - from: the first LSN to show.
+    ///   - to: the last LSN to show.
+    ///   - table: when set, only transactions touching this table, with only their operations on it.
+    ///   - progress: bytes read of the snapshots and logs.
+    ///   - body: called with each transaction, in LSN order.
     /// - Throws: ``InspectionError``, or what `body` throws.
-    public func dump(from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, _ body: (DumpedTransaction) throws -> Void) throws {
+    public func dump(
+        from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, progress: ProgressHandler? = nil,
+        _ body: (DumpedTransaction) throws -> Void
+    ) throws {
         // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
         try withoutActuallyEscaping(body) { body in
             var shown = Set<UInt64>()
             var catalog = EncodingCatalog()
+            var reading: ReadingProgress?
             let emit = { (record: LogRecord, file: String) throws in
+                reading?.read(record, in: file)
                 guard record.lsn <= to, shown.insert(record.lsn).inserted else { return }
                 var dumped = Self.dumped(record, file: file, catalog: &catalog)
                 guard record.lsn >= from else { return }
@@ -64,15 +75,18 @@ extension StoreInspector {
             }
             try readingConsistently(isClean: { true }) {
                 let listing = try self.listing()
+                reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
                 do {
                     let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
                     _ = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+                        reading?.read(snapshot: snapshot.path)
                         catalog = EncodingCatalog()
                         try snapshot.forEachItem { catalog.note($0) }
                     }, apply: emit)
                 } catch is RecoveryError {
                     try dumpEachLog(listing, emit)
                 }
+                reading?.finish()
             }
         }
     }

@@ -68,7 +68,7 @@ extension StoreInspector {
     ///
     /// On a store that a program writes meanwhile, a report that found
     /// something wrong is made again while files change under it (see
-    /// ``readingConsistently(isClean:_:)``).
+    /// `readingConsistently(isClean:_:)`).
     public func info() throws -> InfoReport {
         try readingConsistently(isClean: { $0.opensCleanly && $0.files.allSatisfy { $0.problem == nil } }, infoOnce)
     }

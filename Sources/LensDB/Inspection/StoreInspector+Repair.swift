@@ -45,12 +45,15 @@ extension StoreInspector {
     /// - Throws: ``InspectionError/locked(path:holder:)``,
     ///   ``InspectionError/outputExists(path:)``, or the recovery error when
     ///   not even salvage can rebuild a state (a damaged snapshot whose logs are gone).
-    public func repair(to output: String) throws -> RepairReport {
+    /// - Parameters:
+    ///   - output: where to write the repaired store; must not exist.
+    ///   - progress: reading the store (bytes), then writing the snapshot (items).
+    public func repair(to output: String, progress: ProgressHandler? = nil) throws -> RepairReport {
         let lock = try takeLock()
         defer { lock.unlock() }
         let output = Self.absolute(output)
         guard !fileSystem.fileExists(at: output) else { throw InspectionError.outputExists(path: output) }
-        return try rebuild(into: output)
+        return try rebuild(into: output, progress: progress)
     }
 
     /// Repairs the store where it is: builds the repaired store beside it
@@ -62,14 +65,14 @@ extension StoreInspector {
     /// A crash before the first rename leaves the input untouched; between
     /// the two renames, the original is complete at the backup path and the
     /// repaired store at `<store>.repair`: rename either back to `<store>`.
-    /// - Throws: as ``repair(to:)``.
-    public func repairInPlace() throws -> RepairReport {
+    /// - Throws: as ``repair(to:progress:)``.
+    public func repairInPlace(progress: ProgressHandler? = nil) throws -> RepairReport {
         let lock = try takeLock()
         defer { lock.unlock() }
         let store = Self.absolute(path)
         let fresh = store + ".repair"
         try removeDirectory(fresh)
-        var report = try rebuild(into: fresh)
+        var report = try rebuild(into: fresh, progress: progress)
         let backup = backupPath(for: store)
         try fileSystem.rename(store, to: backup)
         try fileSystem.rename(fresh, to: store)
@@ -101,13 +104,14 @@ extension StoreInspector {
     }
 
     /// Compacts the store offline: opens it (taking the lock), compacts, closes.
-    public func compact() throws -> InfoReport {
+    /// - Parameter progress: the open reading the store (bytes), then writing the snapshot (items).
+    public func compact(progress: ProgressHandler? = nil) throws -> InfoReport {
         var options = StoreOptions()
         options.fileSystem = fileSystem
         options.compactionLogRatio = nil
         do {
-            let store = try Store(at: path, options: options)
-            try store.compact()
+            let store = try Store(at: path, options: options, progress: progress)
+            try store.compact(progress: progress)
             store.close()
         } catch let StoreError.locked(path, holder) {
             throw InspectionError.locked(path: path, holder: holder)
@@ -135,9 +139,9 @@ extension StoreInspector {
     /// What recovery under `.salvage` can read; when no snapshot is usable
     /// and the logs before it are gone, the newest snapshot salvaged chunk by
     /// chunk plus the logs after it.
-    private func salvagedState() throws -> (StoreState, RecoveryReport, [String]) {
+    private func salvagedState(progress: ProgressHandler?) throws -> (StoreState, RecoveryReport, [String]) {
         do {
-            let (state, recovery) = try recoveredState(policy: .salvage)
+            let (state, recovery) = try recoveredState(policy: .salvage, progress: progress)
             return (state, recovery, [])
         } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
@@ -160,13 +164,13 @@ extension StoreInspector {
         }
     }
 
-    private func rebuild(into output: String) throws -> RepairReport {
-        let (state, recovery, snapshotLosses) = try salvagedState()
+    private func rebuild(into output: String, progress: ProgressHandler?) throws -> RepairReport {
+        let (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
         let temporary = output + ".repair-tmp"
         try removeDirectory(temporary)
         try fileSystem.createDirectory(at: temporary)
         let target = StoreDirectory(path: temporary, fileSystem: fileSystem)
-        _ = try Store.writeSnapshot(of: state, generation: 1, in: target, compression: .lz4)
+        _ = try Store.writeSnapshot(of: state, generation: 1, in: target, compression: .lz4, progress: progress)
         let log = try LogWriter.create(fileSystem: fileSystem, path: target.logPath(generation: 1), generation: 1, firstLSN: state.lsn + 1)
         log.close()
         try fileSystem.rename(temporary, to: output)

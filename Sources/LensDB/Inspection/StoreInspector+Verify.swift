@@ -47,30 +47,32 @@ extension StoreInspector {
     /// record is a transaction and every value decodes. Takes no lock and
     /// changes no file.
     ///
-    /// Across files it applies the rules open applies (``LogChain``): a log
+    /// Across files it applies the rules open applies (`LogChain`): a log
     /// that starts past a torn point and holds only unsynced records, or that
     /// an open after a crash wrote again from an earlier LSN, is a note;
     /// a gap that a later record proves was durable is a problem.
-    /// - Parameter progress: bytes done and total, after each file.
+    /// - Parameter progress: bytes read of the snapshots and logs, after each file.
     /// - Throws: ``InspectionError/notAStore(path:reason:)`` only; damage is reported, not thrown.
     ///
     /// On a store that a program writes meanwhile, a run that found problems
     /// is made again while files change under it, so that a log compacted
     /// away or grown mid-read is not reported as damage.
-    public func verify(progress: (Int64, Int64) -> Void = { _, _ in }) throws -> VerifyReport {
+    public func verify(progress: ProgressHandler? = nil) throws -> VerifyReport {
         try readingConsistently(isClean: \.isOK) { try verifyOnce(progress: progress) }
     }
 
-    private func verifyOnce(progress: (Int64, Int64) -> Void) throws -> VerifyReport {
+    private func verifyOnce(progress handler: ProgressHandler?) throws -> VerifyReport {
         let listing = try listing()
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
         let (generation, cutWhileNew) = verifyChain(into: &report)
-        let total = (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path) }
+        let total = handler == nil ? 0 : (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path, in: fileSystem) }
+        var progress = ProgressCounter(.reading, total: total, handler: handler)
+        defer { progress.finish() }
         for snapshot in listing.snapshots {
             verifySnapshot(snapshot.path, into: &report)
-            progress(report.bytesRead, total)
+            progress.update(report.bytesRead)
         }
         var catalog = catalog(ofSnapshot: listing.snapshots.first { $0.generation == generation }?.path)
         for log in listing.logs {
@@ -78,7 +80,7 @@ extension StoreInspector {
                 report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
             }
             verifyLog(log.path, cutWhileNew: cutWhileNew.contains(log.path), catalog: &catalog, into: &report)
-            progress(report.bytesRead, total)
+            progress.update(report.bytesRead)
         }
         return report
     }
@@ -113,15 +115,6 @@ extension StoreInspector {
             report.problems.append(.init(file: path, error: error, prefix: "open would fail even with salvage: "))
         }
         return (0, [])
-    }
-
-    private func size(of file: String) -> Int64 {
-        // A file that cannot be opened counts as empty here; reading it
-        // reports the failure as a problem with its path.
-        guard let handle = try? fileSystem.openFile(at: file, mode: .readOnly) else { return 0 }
-        defer { handle.close() }
-        // As above: the size only scales the progress display.
-        return (try? handle.size()) ?? 0
     }
 
     /// The encodings a snapshot records; empty for none (or one that does

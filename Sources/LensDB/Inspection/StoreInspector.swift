@@ -3,7 +3,7 @@ import LensLog
 
 /// Looks inside a store without the program's types: the library behind
 /// `logtool`. Reads never take the store's lock and never change a file;
-/// ``repair(to:)``, ``repairInPlace()`` and ``compact()`` take the lock and
+/// ``repair(to:progress:)``, ``repairInPlace(progress:)`` and ``compact(progress:)`` take the lock and
 /// refuse while another process holds it.
 ///
 /// Thread-safety: a value type; each call opens the files it needs.
@@ -12,7 +12,9 @@ public struct StoreInspector: Sendable {
     let fileSystem: any FileSystem
     var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
 
-    /// - Parameter path: the store's directory; a trailing slash is ignored.
+    /// - Parameters:
+    ///   - path: the store's directory; a trailing slash is ignored.
+    ///   - fileSystem: where the store lives; tests pass a simulated one.
     public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
         var trimmed = path
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
@@ -43,12 +45,19 @@ public struct StoreInspector: Sendable {
     }
 
     /// The store's state as open would recover it, without the lock and without changing a file.
-    func recoveredState(policy: RecoveryPolicy) throws -> (StoreState, RecoveryReport) {
+    func recoveredState(policy: RecoveryPolicy, progress: ProgressHandler? = nil) throws -> (StoreState, RecoveryReport) {
         var state = StoreState()
+        let listing = try listing()
+        var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
         let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: false)
-        let report = try chain.recover(listing: listing(), loadSnapshot: { state = try Store.loadState(from: $0) }, apply: { record, file in
+        let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+            state = try Store.loadState(from: snapshot)
+            reading.read(snapshot: snapshot.path)
+        }, apply: { record, file in
             try Store.replay(record, from: file, into: &state)
+            reading.read(record, in: file)
         })
+        reading.finish()
         return (state, report)
     }
 }

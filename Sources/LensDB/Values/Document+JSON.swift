@@ -7,7 +7,7 @@ extension Document {
     /// Values JSON has no type for become strings: `.date` an ISO 8601 time
     /// with fractional seconds, `.uuid` its canonical string, `.bytes` base64.
     /// Non-finite doubles are written as the bare words `NaN`, `Infinity` and
-    /// `-Infinity` (as JSON5 does), which ``init(json:)`` reads back.
+    /// `-Infinity` (as JSON5 does), which ``init(json:)-(String)`` reads back.
     ///
     /// - Parameter pretty: Two-space indentation and one entry a line.
     /// - Complexity: O(*n*) in the output, plus sorting each object's keys.

@@ -7,7 +7,7 @@ import Foundation
 /// Every Codable value converts to a `Document` (``DocumentEncoder``) and back
 /// (``DocumentDecoder``); a document converts to LensDB's binary value format
 /// (``binaryEncoded()``, ``init(decodingBinary:)``) and to and from JSON
-/// (``jsonString(pretty:)``, ``init(json:)``).
+/// (``jsonString(pretty:)``, ``init(json:)-(String)``).
 ///
 /// Objects are unordered: two objects with the same entries are equal, and
 /// every encoding of an object (binary or JSON) writes its keys sorted by their

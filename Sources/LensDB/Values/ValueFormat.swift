@@ -1,5 +1,5 @@
 // The numbers of the LensDB value encoding. The article "Value format" in the
-// LensDB documentation catalog (Sources/LensDB/LensDB.docc/ValueFormat.md) is the
+// LensDB documentation catalog (Sources/LensDB/LensDB.docc/ValueFormatSpecification.md) is the
 // spec: every tag, how each length is encoded, a worked example in hex and the
 // limits. Every entity and root document is stored with these bytes.
 

@@ -63,7 +63,7 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .recordTooLarge(size):
             "a record of \(size) bytes exceeds the maximum of \(LogFormat.maxPayloadSize)"
         case let .writerFailed(cause):
-            "the log failed (\(cause)) and is read-only until the store is reopened"
+            "the log accepts no more records because \(cause)"
         case .writerClosed:
             "the log writer is closed"
         }

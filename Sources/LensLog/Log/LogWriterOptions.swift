@@ -51,4 +51,7 @@ public struct LogWriterStatistics: Sendable, Equatable {
     public var batches = 0
     public var syncs = 0
     public var bytesWritten: Int64 = 0
+
+    /// All counters at zero.
+    public init() {}
 }

@@ -66,10 +66,46 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         self.init(code, operation, path: path, errno: errno)
     }
 
+    /// One sentence: which call on which path failed, and why, e.g.
+    /// `preallocating /s.lensdb/log-0000000000000001.log failed: No space left on device (errno 28)`.
     public var description: String {
-        var text = "\(operation.rawValue) \(path): \(code)"
-        if errno != 0 { text += " (errno \(errno): \(String(cString: strerror(errno))))" }
-        if let lockHolder { text += "; held by process \(lockHolder)" }
-        return text
+        "\(operation.gerund) \(path) failed: \(reason)"
+    }
+
+    /// Why the call failed: the lock holder, the system's text for the
+    /// errno, or (for simulated faults without one) the code in words.
+    private var reason: String {
+        if code == .locked { return "it is locked by \(lockHolder.map { "process \($0)" } ?? "another process")" }
+        if errno != 0 { return "\(String(cString: strerror(errno))) (errno \(errno))" }
+        switch code {
+        case .noSpace: return "no space left on the device"
+        case .ioError: return "an I/O error"
+        case .notFound: return "no such file or directory"
+        case .exists: return "the file already exists"
+        case .permissionDenied: return "permission denied"
+        case .locked: return "it is locked"
+        case .closed: return "the file is closed"
+        }
+    }
+}
+
+extension StorageError.Operation {
+    /// The operation as the subject of a sentence: "syncing", "renaming".
+    var gerund: String {
+        switch self {
+        case .open: "opening"
+        case .read: "reading"
+        case .write: "writing"
+        case .size: "reading the size of"
+        case .sync: "syncing"
+        case .truncate: "truncating"
+        case .preallocate: "preallocating"
+        case .rename: "renaming"
+        case .remove: "removing"
+        case .list: "listing"
+        case .createDirectory: "creating the directory"
+        case .syncDirectory: "syncing the directory"
+        case .lock: "locking"
+        }
     }
 }

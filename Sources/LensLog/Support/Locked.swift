@@ -13,6 +13,13 @@ import Darwin
 /// `Mutex` in this toolchain and reports every access it guards as a race;
 /// pthread mutexes it understands, so a TSan run stays meaningful (promise 8).
 ///
+/// The mutex is error-checking: a thread that asks again for a lock it
+/// holds is told so instead of hanging. ``withLock(reentry:_:)`` turns that
+/// into a typed error (a store's `write` called from inside its own write
+/// block); ``withLock(_:)`` into a precondition failure that says what
+/// happened. The check costs nothing on the uncontended path: the mutex
+/// records its owner anyway.
+///
 /// `@unchecked Sendable` is sound: `value` is reachable only through
 /// ``withLock(_:)``, which holds the mutex, and the mutex lives at a stable
 /// heap address for the object's whole life.
@@ -22,7 +29,11 @@ public final class Locked<Value>: @unchecked Sendable {
 
     public init(_ value: Value) {
         self.value = value
-        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_ERRORCHECK))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
@@ -31,14 +42,35 @@ public final class Locked<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with exclusive access to the value.
+    ///
+    /// A thread that already holds this lock (it is inside `body` of another
+    /// call) stops with a precondition failure instead of waiting forever.
     @inlinable
     public func withLock<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
-        lock()
+        let locked = lock()
+        precondition(locked, "a thread asked for a lock it already holds: a call back into the same object from inside a block that holds its lock")
         defer { unlock() }
         return try body(&storage)
     }
 
-    @usableFromInline func lock() { pthread_mutex_lock(mutex) }
+    /// Runs `body` with exclusive access to the value; when the calling
+    /// thread already holds the lock, throws `reentry()` without running
+    /// `body` and without touching the value, so the outer holder goes on
+    /// as if nothing happened.
+    @inlinable
+    public func withLock<T, E: Error>(reentry: @autoclosure () -> E, _ body: (inout Value) throws(E) -> T) throws(E) -> T {
+        guard lock() else { throw reentry() }
+        defer { unlock() }
+        return try body(&storage)
+    }
+
+    /// Takes the mutex; false when this thread holds it already.
+    @usableFromInline func lock() -> Bool {
+        let result = pthread_mutex_lock(mutex)
+        if result == EDEADLK { return false }
+        precondition(result == 0, "pthread_mutex_lock failed with errno \(result)")
+        return true
+    }
     @usableFromInline func unlock() { pthread_mutex_unlock(mutex) }
     @usableFromInline var storage: Value {
         get { value }
