@@ -65,6 +65,9 @@ extension Store {
                     throw failure
                 }
             }
+            if commitFeed.isObserved {
+                commitFeed.stage(CommittedTransaction(lsn: next.lsn, before: side.head, after: next, operations: transaction.operations))
+            }
             side.head = next
             side.commits += 1
             return (result, Commit(state: next, log: side.log))
@@ -84,7 +87,11 @@ extension Store {
         }
         // A later version contains this one, and its log position is later:
         // publish whichever is newest, never move back.
-        published.withLock { if $0.lsn < commit.state.lsn { $0 = commit.state } }
+        let visible = published.withLock { version -> UInt64 in
+            if version.lsn < commit.state.lsn { version = commit.state }
+            return version.lsn
+        }
+        if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()
     }

@@ -33,6 +33,8 @@ public final class Store: Sendable {
     let published: Locked<StoreState>
     /// Serializes writers; holds the state they build on and the log.
     let writer: Locked<WriterSide>
+    /// Published commits, handed to observers in order.
+    let commitFeed = CommitFeed()
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?

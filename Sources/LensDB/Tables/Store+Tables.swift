@@ -56,7 +56,7 @@ extension Store {
     /// Waits, holding the writers' lock, until every commit already queued
     /// is published, so that the version readers see and the head are one
     /// and both can take the decoded table.
-    private func waitForInFlightCommits(_ side: WriterSide) throws {
+    func waitForInFlightCommits(_ side: WriterSide) throws {
         while current.lsn < side.head.lsn {
             if let failure = side.log?.failure { throw StoreError.failed(path: path ?? ":memory:", cause: "\(failure)") }
             var pause = timespec(tv_sec: 0, tv_nsec: 100_000)

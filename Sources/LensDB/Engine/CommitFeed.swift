@@ -1,0 +1,120 @@
+/// One committed transaction: its LSN, the versions before and after it, and
+/// its operations. What live queries, change feeds, lens notifications and
+/// the consistency manager are fed with.
+public struct CommittedTransaction: Sendable {
+    /// The transaction's LSN: its version's.
+    public let lsn: UInt64
+    /// The version it was applied to.
+    public let before: StoreState
+    /// The version it made.
+    public let after: StoreState
+    /// What it did, in order (values as committed).
+    public let operations: [Operation]
+
+    /// The tables it changed.
+    public var tables: Set<String> {
+        Set(operations.compactMap {
+            switch $0 {
+            case let .put(table, _, _), let .remove(table, _), let .declareTable(table, _): table
+            default: nil
+            }
+        })
+    }
+
+    /// The root documents it changed.
+    public var roots: Set<String> {
+        Set(operations.compactMap {
+            switch $0 {
+            case let .setRoot(name, _), let .removeRoot(name), let .declareRoot(name, _): name
+            default: nil
+            }
+        })
+    }
+}
+
+/// Hands each commit, once published, to the store's observers: in commit
+/// order, each exactly once, never before readers can see its version.
+///
+/// Commits are queued while the writers' lock is held (so in LSN order) and
+/// only when someone observes, so a store nobody observes pays one load per
+/// commit. Delivery runs on the thread of the commit that published the
+/// version, under one lock, so observers see commits in order; an observer
+/// must return quickly (hand the event to a stream or a queue).
+final class CommitFeed: Sendable {
+    struct State: Sendable {
+        var pending: [CommittedTransaction] = []
+        var observers: [Int: @Sendable (CommittedTransaction) -> Void] = [:]
+        var nextID = 0
+    }
+
+    private let state = Locked(State())
+    private let delivery = Locked(())
+    /// Whether anyone observes: read on every commit, so kept apart.
+    private let observed = Locked(false)
+
+    var isObserved: Bool { observed.withLock { $0 } }
+
+    /// Adds an observer; call with the writers' lock held, so that no commit
+    /// is staged meanwhile and the observer sees every commit after `state`.
+    func add(after lsn: UInt64, _ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> Int {
+        let id = state.withLock { state in
+            defer { state.nextID += 1 }
+            // Commits queued while nobody observed and published since are nobody's.
+            state.pending.removeAll { $0.lsn <= lsn }
+            state.observers[state.nextID] = observer
+            return state.nextID
+        }
+        observed.withLock { $0 = true }
+        return id
+    }
+
+    func remove(_ id: Int) {
+        let empty = state.withLock { state in
+            state.observers[id] = nil
+            return state.observers.isEmpty
+        }
+        if empty { observed.withLock { $0 = false } }
+    }
+
+    /// Queues a commit staged under the writers' lock.
+    func stage(_ transaction: CommittedTransaction) {
+        state.withLock { $0.pending.append(transaction) }
+    }
+
+    /// Delivers every queued commit up to `lsn`, the newest published, in order.
+    func deliver(upTo lsn: UInt64) {
+        delivery.withLock { _ in
+            let (ready, observers) = state.withLock { state in
+                let count = state.pending.prefix { $0.lsn <= lsn }.count
+                defer { state.pending.removeFirst(count) }
+                return (Array(state.pending.prefix(count)), Array(state.observers.values))
+            }
+            for transaction in ready {
+                for observer in observers { observer(transaction) }
+            }
+        }
+    }
+}
+
+extension Store {
+    /// Calls `observer` with every transaction committed after the version
+    /// it returns, in commit order, once each is published. Returns that
+    /// version (the one readers see now) and a token for
+    /// ``removeCommitObserver(_:)``.
+    ///
+    /// Not from inside a write block of this store (it takes the writers' lock).
+    func addCommitObserver(_ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> (StoreState, Int) {
+        writer.withLock { side in
+            // A commit staged before anyone observed was not queued: wait
+            // until it is published, so the observer starts after it. (A
+            // failed store publishes nothing more, so nothing is missed.)
+            try? waitForInFlightCommits(side)
+            let version = current
+            return (version, commitFeed.add(after: version.lsn, observer))
+        }
+    }
+
+    func removeCommitObserver(_ token: Int) {
+        commitFeed.remove(token)
+    }
+}
