@@ -18,7 +18,7 @@ public struct StoreState: Sendable {
     var rootEncodings: TreeDictionary<String, ValueEncoding> = [:]
     /// Tables a program opened with their type: decoded entities and their
     /// indexes, in place of the bytes in ``tables`` (a name is in one or the other).
-    var typed: TreeDictionary<String, any AnyTableContents> = [:]
+    var typed: TreeDictionary<String, TableStorage> = [:]
 
     public init() {}
 

@@ -34,18 +34,18 @@ extension Store {
     ) throws -> Table<T> {
         try writer.withLock { side throws -> Table<T> in
             if let opened = side.head.typed[name] {
-                guard let contents = opened as? TableContents<T> else {
-                    throw TableError.typeMismatch(table: name, openedAs: opened.entityTypeName, requested: "\(T.self)")
+                guard opened.schema.entityType == ObjectIdentifier(T.self) else {
+                    throw TableError.typeMismatch(table: name, openedAs: opened.schema.entityTypeName, requested: "\(T.self)")
                 }
-                let definitions = contents.indexes.map(\.definition)
-                guard definitions.count == indexes.count, zip(definitions, indexes).allSatisfy({ $0.sameDefinition(as: $1) }) else {
+                let definitions = opened.indexes.map(\.definition)
+                guard definitions.count == indexes.count, zip(definitions, indexes).allSatisfy({ $0.sameDefinition(as: $1.erased) }) else {
                     throw TableError.indexMismatch(table: name, opened: definitions.map(\.description), requested: indexes.map(\.description))
                 }
                 return Table(store: self, name: name, indexes: indexes)
             }
             try waitForInFlightCommits(side)
-            let contents = try TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable).load(from: side.head)
-            side.head.typed[name] = contents
+            let storage = try TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable).load(from: side.head)
+            side.head.typed[name] = storage
             side.head.tables[name] = nil
             // The same state, held decoded: readers cannot tell the difference.
             published.withLock { $0 = side.head }
@@ -71,53 +71,57 @@ struct TableLoader<T: Entity> {
     let indexes: [Index<T>]
     let policy: UndecodablePolicy
 
-    func load(from state: StoreState) throws -> TableContents<T> {
-        var contents = TableContents<T>(name: name, indexes: indexes)
+    func load(from state: StoreState) throws -> TableStorage {
+        var storage = TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))
         let entries = state.tables[name] ?? [:]
-        if let declared = state.encoding(ofTable: name), declared != contents.encoding, !entries.isEmpty {
-            throw TableError.encodingMismatch(table: name, stored: declared, expected: contents.encoding)
+        if let declared = state.encoding(ofTable: name), declared != storage.encoding, !entries.isEmpty {
+            throw TableError.encodingMismatch(table: name, stored: declared, expected: storage.encoding)
         }
         let decoder = ValueDecoder()
         var failures: [(key: [UInt8], error: Error)] = []
+        var rows: [(key: IndexValue, value: RowObject)] = []
+        rows.reserveCapacity(entries.count)
         for (key, value) in entries {
             // Stored values are bytes until a table decodes them; `.decoded`
             // cannot occur in a table no program has opened.
             let bytes = (try? value.bytes()) ?? []
             do {
                 let entity = try decoder.decode(T.self, from: bytes)
-                guard let id = contents.id(fromKeyBytes: key), id == entity.id else {
+                let id = try identifierValue(entity.id)
+                guard storage.schema.identifier(fromKeyBytes: key) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                contents.rows.updateValue(Row(value: entity, lsn: state.lsn), forKey: id)
+                rows.append((id, RowBox(entity, lsn: state.lsn)))
             } catch {
                 failures.append((key, error))
-                if policy == .quarantine { contents.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
+                if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
             }
         }
         if policy == .fail, let first = failures.min(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
-            let id = contents.id(fromKeyBytes: first.key).map { "\($0)" } ?? RenderedValue(key: first.key, encoding: contents.keyEncoding).text
+            let id = Table<T>.identifier(fromKeyBytes: first.key, storage.schema).map { "\($0)" }
+                ?? RenderedValue(key: first.key, encoding: storage.schema.keyEncoding).text
             throw TableError.undecodable(table: name, id: id, codingPath: Self.codingPath(first.error),
                                          reason: Self.reason(first.error), count: failures.count)
         }
-        try buildIndexes(&contents)
-        return contents
+        let order = sortedPermutation(rows.map(\.key))
+        rows = order.map { rows[$0] }
+        storage.rows = PersistentBTree(sorted: rows)
+        try buildIndexes(&storage, rows)
+        return storage
     }
 
     /// Fills every index from the rows, checking unique ones.
-    private func buildIndexes(_ contents: inout TableContents<T>) throws {
-        for position in contents.indexes.indices {
-            var index = contents.indexes[position]
-            var keys: [IndexEntry<T.ID>] = []
-            keys.reserveCapacity(contents.rows.count)
-            contents.rows.forEach { id, row in keys.append(IndexEntry(key: index.definition.key(row.value), id: id)); return true }
-            keys.sort()
-            if index.definition.isUnique {
-                for (a, b) in zip(keys, keys.dropFirst()) where a.key == b.key && a.key.first != .null {
-                    throw TableError.uniqueViolation(index: "\(name).\(index.definition.name)", value: a.key.description)
+    private func buildIndexes(_ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)]) throws {
+        for position in storage.indexes.indices {
+            let definition = storage.indexes[position].definition
+            let keys = rows.map { IndexEntry(key: definition.key($0.value), id: $0.key) }
+            let order = sortedPermutation(keys)
+            if definition.isUnique {
+                for (a, b) in zip(order, order.dropFirst()) where keys[a].key == keys[b].key && keys[a].key.first != .null {
+                    throw TableError.uniqueViolation(index: "\(name).\(definition.name)", value: keys[a].key.description)
                 }
             }
-            for key in keys { index.entries.updateValue((), forKey: key) }
-            contents.indexes[position] = index
+            storage.indexes[position].entries = PersistentBTree(sorted: order.map { (keys[$0], rows[$0].value) })
         }
     }
 
@@ -142,5 +146,16 @@ struct TableLoader<T: Entity> {
         case let .dataCorrupted(context): return context.debugDescription
         @unknown default: return "\(error)"
         }
+    }
+}
+
+/// The positions of `keys` in ascending order. Sorting positions, with the
+/// keys read in place, moves integers instead of keys whose copies would
+/// retain and release their strings at every step of the sort.
+func sortedPermutation<Key: Comparable>(_ keys: [Key]) -> [Int] {
+    keys.withUnsafeBufferPointer { buffer in
+        var order = Array(buffer.indices)
+        order.sort { buffer[$0] < buffer[$1] }
+        return order
     }
 }

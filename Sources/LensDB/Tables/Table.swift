@@ -27,36 +27,56 @@ public final class Table<T: Entity>: Sendable {
         self.indexes = indexes
     }
 
-    /// The table's contents in `state`: empty when it holds none.
-    func contents(in state: StoreState) -> TableContents<T> {
-        (state.typed[name] as? TableContents<T>) ?? TableContents(name: name, indexes: indexes)
+    /// The table's storage in `state`: empty when it holds none (a version
+    /// from before the table was opened).
+    func storage(in state: StoreState) -> TableStorage {
+        if let storage = state.typed[name], storage.schema.entityType == ObjectIdentifier(T.self) { return storage }
+        return TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))
     }
+
+    /// The entity a row of this table holds.
+    @inline(__always)
+    static func entity(_ row: RowObject) -> T { unsafeDowncast(row, to: RowBox<T>.self).value }
 
     /// The entity `id` in the latest committed version. O(log n); no decode.
     public subscript(id: T.ID) -> T? {
-        contents(in: store.current).row(id)?.value
+        snapshot()[id]
     }
 
     /// How many entities the latest committed version holds (quarantined
     /// entries not counted).
-    public var count: Int { contents(in: store.current).rows.count }
+    public var count: Int { snapshot().count }
 
-    /// Every entity, in identifier order.
-    public func all() -> [T] {
-        var result: [T] = []
-        let rows = contents(in: store.current).rows
-        result.reserveCapacity(rows.count)
-        rows.forEach { _, row in result.append(row.value); return true }
-        return result
+    /// Every entity of the latest committed version, in identifier order.
+    public func all() -> [T] { snapshot().all() }
+
+    /// The latest committed version of the table, to read consistently:
+    /// every read of the snapshot sees that one version, and a run of point
+    /// reads pays for taking the version once. O(1).
+    public func snapshot() -> TableSnapshot<T> {
+        let state = store.current
+        return TableSnapshot(table: self, state: state, storage: storage(in: state))
     }
 
     /// The stored values that did not decode when the table was opened with
     /// ``UndecodablePolicy/quarantine``, with why; each stays, bytes untouched,
     /// until ``remove(_:)-(T.ID)`` removes it.
     public var quarantined: [Quarantined<T.ID>] {
-        let contents = contents(in: store.current)
-        return contents.quarantine.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
-            Quarantined(id: contents.id(fromKeyBytes: $0.key), key: $0.key, reason: $0.value.reason)
+        let storage = storage(in: store.current)
+        return storage.quarantine.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
+            Quarantined(id: Self.identifier(fromKeyBytes: $0.key, storage.schema), key: $0.key, reason: $0.value.reason)
+        }
+    }
+
+    /// The identifier stored as `key`.
+    static func identifier(fromKeyBytes key: [UInt8], _ schema: TableSchema) -> T.ID? {
+        switch schema.identifier(fromKeyBytes: key) {
+        case let .int(value)?: (value as? T.ID) ?? (Int(exactly: value) as? T.ID) ?? (UInt64(exactly: value) as? T.ID)
+        case let .uint(value)?: value as? T.ID
+        case let .string(value)?: value as? T.ID
+        case let .uuid(value)?: value as? T.ID
+        case let .bytes(value)?: try? ValueDecoder().decode(T.ID.self, from: value)
+        default: nil
         }
     }
 
@@ -85,4 +105,35 @@ public final class Table<T: Entity>: Sendable {
     public func remove(_ ids: some Sequence<T.ID>) throws {
         try store.write { tx in try tx[self].remove(ids) }
     }
+}
+
+/// One version of a typed table, read consistently: ``Table/snapshot()``.
+///
+/// A value: hold it as long as you like; commits made meanwhile are not in it.
+public struct TableSnapshot<T: Entity>: Sendable {
+    let table: Table<T>
+    let state: StoreState
+    let storage: TableStorage
+
+    /// The entity `id`. O(log n); no decode.
+    public subscript(id: T.ID) -> T? {
+        // Only a value-format identifier can fail to encode, and no stored
+        // entity has one that does.
+        guard let key = try? identifierValue(id), let row = storage.row(key) else { return nil }
+        return Table<T>.entity(row)
+    }
+
+    /// How many entities this version holds.
+    public var count: Int { storage.rows.count }
+
+    /// Every entity, in identifier order.
+    public func all() -> [T] {
+        var result: [T] = []
+        result.reserveCapacity(storage.rows.count)
+        storage.rows.forEach { _, row in result.append(Table<T>.entity(row)); return true }
+        return result
+    }
+
+    /// A query over this version.
+    public var query: Query<T> { Query(table: table, source: .state(state)) }
 }

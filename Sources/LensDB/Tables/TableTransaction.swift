@@ -13,20 +13,17 @@ public struct TableTransaction<T: Entity> {
     let table: Table<T>
     var transaction: Transaction
 
-    var contents: TableContents<T> { table.contents(in: transaction.state) }
+    var storage: TableStorage { table.storage(in: transaction.state) }
+    var snapshot: TableSnapshot<T> { TableSnapshot(table: table, state: transaction.state, storage: storage) }
 
     /// The entity `id` as the transaction has it.
-    public subscript(id: T.ID) -> T? { contents.row(id)?.value }
+    public subscript(id: T.ID) -> T? { snapshot[id] }
 
     /// How many entities the transaction's version holds.
-    public var count: Int { contents.rows.count }
+    public var count: Int { storage.rows.count }
 
     /// Every entity, in identifier order.
-    public func all() -> [T] {
-        var result: [T] = []
-        contents.rows.forEach { _, row in result.append(row.value); return true }
-        return result
-    }
+    public func all() -> [T] { snapshot.all() }
 
     /// A query over the transaction's version, its own writes included.
     public var query: Query<T> { Query(table: table, source: .state(transaction.state)) }
@@ -38,21 +35,23 @@ public struct TableTransaction<T: Entity> {
     ///   ``TableError/identifierNotNormalized(table:id:)``, or an
     ///   `EncodingError`; the transaction is then as it was before the call.
     public mutating func put(_ entity: T) throws {
-        var contents = takeContents()
-        defer { transaction.state.typed[table.name] = contents }
-        let key = try keyBytes(of: entity.id, in: contents)
-        if contents.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
+        var storage = takeStorage()
+        defer { transaction.state.typed[table.name] = storage }
+        let id = try identifier(of: entity.id)
+        let key = storage.schema.keyBytes(of: id)
+        if storage.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
         let encoder = ValueEncoder()
         let bytes = try encoder.encode(entity)
-        let old = contents.row(entity.id)
-        if let old, try encoder.encode(old.value) == bytes { return }
-        for index in contents.indexes {
-            if let conflict = index.conflict(with: entity) {
-                throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: conflict.key.description)
+        let old = storage.row(id)
+        if let old, try encoder.encode(Table<T>.entity(old)) == bytes { return }
+        let row = RowBox(entity, lsn: transaction.state.lsn + 1)
+        for index in storage.indexes {
+            if let key = index.conflict(with: row, id: id) {
+                throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: key.description)
             }
         }
-        transaction.declare(contents.encoding, forTable: table.name)
-        contents.put(entity, lsn: transaction.state.lsn + 1)
+        transaction.declare(storage.encoding, forTable: table.name)
+        storage.put(row, id: id)
         transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
     }
 
@@ -64,13 +63,14 @@ public struct TableTransaction<T: Entity> {
 
     /// Removes the entity (or quarantined entry) `id`; nothing happens when absent.
     public mutating func remove(_ id: T.ID) throws {
-        var contents = takeContents()
-        defer { transaction.state.typed[table.name] = contents }
-        let key = try keyBytes(of: id, in: contents)
-        if contents.quarantine.removeValue(forKey: key) == nil {
-            guard contents.remove(id) != nil else { return }
+        var storage = takeStorage()
+        defer { transaction.state.typed[table.name] = storage }
+        let value = try identifier(of: id)
+        let key = storage.schema.keyBytes(of: value)
+        if storage.quarantine.removeValue(forKey: key) == nil {
+            guard storage.remove(value) != nil else { return }
         }
-        if contents.count == 0 { transaction.forgetEncoding(ofTable: table.name) }
+        if storage.count == 0 { transaction.forgetEncoding(ofTable: table.name) }
         transaction.append(.remove(table: table.name, key: key))
     }
 
@@ -79,21 +79,21 @@ public struct TableTransaction<T: Entity> {
         for id in ids { try remove(id) }
     }
 
-    /// The contents, out of the state for the length of a change, so the
+    /// The storage, out of the state for the length of a change, so the
     /// change mutates its trees in place instead of copying them: the
     /// state's copy would otherwise share every node.
-    private mutating func takeContents() -> TableContents<T> {
-        let contents = table.contents(in: transaction.state)
+    private mutating func takeStorage() -> TableStorage {
+        let storage = table.storage(in: transaction.state)
         transaction.state.typed[table.name] = nil
-        return contents
+        return storage
     }
 
-    private func keyBytes(of id: T.ID, in contents: TableContents<T>) throws -> [UInt8] {
+    private func identifier(of id: T.ID) throws -> IndexValue {
         if let text = id as? String, !text.utf8.allSatisfy({ $0 < 0x80 }),
            !text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) {
             throw TableError.identifierNotNormalized(table: table.name, id: text)
         }
-        return try contents.keyBytes(of: id)
+        return try identifierValue(id)
     }
 }
 

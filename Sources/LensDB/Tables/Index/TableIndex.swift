@@ -44,8 +44,26 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
         Index(keyPaths: [field], isUnique: true) { .one($0[keyPath: field].indexValue) }
     }
 
+    /// The definition as a table's storage holds it, without `T`.
+    var erased: IndexDefinition {
+        let key = self.key
+        return IndexDefinition(name: name, isUnique: isUnique, keyPaths: keyPaths, description: description) {
+            key(unsafeDowncast($0, to: RowBox<T>.self).value)
+        }
+    }
+}
+
+/// An index definition without its entity type.
+struct IndexDefinition: Sendable, CustomStringConvertible {
+    let name: String
+    let isUnique: Bool
+    let keyPaths: [AnyKeyPath & Sendable]
+    let description: String
+    /// The key of one row.
+    let key: @Sendable (RowObject) -> IndexedKey
+
     /// Whether two definitions index the same fields the same way.
-    func sameDefinition(as other: Index) -> Bool {
+    func sameDefinition(as other: IndexDefinition) -> Bool {
         isUnique == other.isUnique && keyPaths.map { $0 as AnyKeyPath } == other.keyPaths.map { $0 as AnyKeyPath }
     }
 }
@@ -87,9 +105,9 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
 
 /// One entry of an index: the key, then the entity's identifier, so entries
 /// with equal keys are in identifier order and every entry is distinct.
-struct IndexEntry<ID: Comparable & Sendable>: Sendable, Comparable {
+struct IndexEntry: Sendable, Comparable {
     var key: IndexedKey
-    var id: ID
+    var id: IndexValue
 
     static func < (a: IndexEntry, b: IndexEntry) -> Bool {
         a.key < b.key || (a.key == b.key && a.id < b.id)
@@ -98,34 +116,38 @@ struct IndexEntry<ID: Comparable & Sendable>: Sendable, Comparable {
     static func == (a: IndexEntry, b: IndexEntry) -> Bool { a.key == b.key && a.id == b.id }
 }
 
-/// One index of one version of a table: its definition and its entries.
-struct IndexState<T: Entity>: Sendable {
-    let definition: Index<T>
-    var entries = PersistentBTree<IndexEntry<T.ID>, Void>()
+/// One index of one version of a table: its definition, and its entries,
+/// each pointing at its row.
+struct IndexStorage: Sendable {
+    let definition: IndexDefinition
+    var entries = PersistentBTree<IndexEntry, RowObject>()
 
-    init(_ definition: Index<T>) { self.definition = definition }
+    init(_ definition: IndexDefinition) { self.definition = definition }
 
-    /// Updates the entries for an entity changing from `old` to `new`.
-    mutating func update(old: T?, new: T?) {
+    /// Updates the entries for the entity `id` changing from `old` to `new`.
+    mutating func update(id: IndexValue, old: RowObject?, new: RowObject?) {
         let oldKey = old.map(definition.key), newKey = new.map(definition.key)
-        if let old, let new, oldKey == newKey, old.id == new.id { return }
-        if let old, let oldKey { entries.removeValue(forKey: IndexEntry(key: oldKey, id: old.id)) }
-        if let new, let newKey { entries.updateValue((), forKey: IndexEntry(key: newKey, id: new.id)) }
+        if oldKey != nil, oldKey == newKey, let new {
+            entries.updateValue(new, forKey: IndexEntry(key: newKey!, id: id))
+            return
+        }
+        if let oldKey { entries.removeValue(forKey: IndexEntry(key: oldKey, id: id)) }
+        if let newKey, let new { entries.updateValue(new, forKey: IndexEntry(key: newKey, id: id)) }
     }
 
-    /// The identifier of another entity with `entity`'s key, when this is a
-    /// unique index and one exists.
-    func conflict(with entity: T) -> (key: IndexedKey, id: T.ID)? {
+    /// The key shared with another entity, when this is a unique index and
+    /// `row` (the entity `id`) would share one.
+    func conflict(with row: RowObject, id: IndexValue) -> IndexedKey? {
         guard definition.isUnique else { return nil }
-        let key = definition.key(entity)
+        let key = definition.key(row)
         guard key.first != .null else { return nil }
-        var found: T.ID?
+        var found = false
         entries.forEach(from: { $0.key < key }) { entry, _ in
             guard entry.key == key else { return false }
-            if entry.id != entity.id { found = entry.id }
-            return found == nil
+            found = entry.id != id
+            return !found
         }
-        return found.map { (key, $0) }
+        return found ? key : nil
     }
 
     /// How many entries lie in `range`. O(log n).
@@ -133,23 +155,22 @@ struct IndexState<T: Entity>: Sendable {
         entries.rank(of: { !range.isAbove($0.key) }) - entries.rank(of: { range.isBelow($0.key) })
     }
 
-    /// Calls `body` with the identifiers in `range`, in index order
-    /// (descending when asked), until it returns false. With `start`, the
-    /// walk begins at that key (the entries before it in walking order are
-    /// skipped without being read).
+    /// Calls `body` with the entries in `range`, in index order (descending
+    /// when asked), until it returns false. With `start`, the walk begins at
+    /// that key (the entries before it in walking order are not read).
     func forEach(
         in range: KeyRange, descending: Bool = false, startingAt start: IndexedKey? = nil,
-        _ body: (IndexedKey, T.ID) throws -> Bool
+        _ body: (IndexEntry, RowObject) throws -> Bool
     ) rethrows {
         if descending {
-            try entries.forEachReversed(from: { entry in range.isAbove(entry.key) || start.map { $0 < entry.key } == true }) { entry, _ in
+            try entries.forEachReversed(from: { entry in range.isAbove(entry.key) || start.map { $0 < entry.key } == true }) { entry, row in
                 guard !range.isBelow(entry.key) else { return false }
-                return try body(entry.key, entry.id)
+                return try body(entry, row)
             }
         } else {
-            try entries.forEach(from: { entry in range.isBelow(entry.key) || start.map { entry.key < $0 } == true }) { entry, _ in
+            try entries.forEach(from: { entry in range.isBelow(entry.key) || start.map { entry.key < $0 } == true }) { entry, row in
                 guard !range.isAbove(entry.key) else { return false }
-                return try body(entry.key, entry.id)
+                return try body(entry, row)
             }
         }
     }

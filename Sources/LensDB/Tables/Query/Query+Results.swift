@@ -6,8 +6,8 @@ extension Query {
     ///   range of k entries, O(n) for a scan, plus a sort of the matches
     ///   unless an index walk yields them in order.
     public func all() throws -> [T] {
-        let contents = table.contents(in: version())
-        return try QueryExecution(query: self, contents: contents, plan: QueryPlanner(contents: contents, query: self).plan()).run()
+        let storage = table.storage(in: version())
+        return try QueryExecution(query: self, storage: storage, plan: QueryPlanner(contents: storage, query: self).plan()).run()
     }
 
     /// The first result, if any.
@@ -18,7 +18,7 @@ extension Query {
     /// How many results ``all()`` returns.
     public func count() throws -> Int {
         if filter == nil, offsetCount == 0, limitCount == nil, afterEntity == nil {
-            return table.contents(in: version()).rows.count
+            return table.storage(in: version()).rows.count
         }
         return try all().count
     }
@@ -50,8 +50,8 @@ extension Query {
     /// which ranges of it) or a scan, how many entities it reads, and how
     /// the order is made.
     public func explain() -> String {
-        let contents = table.contents(in: version())
-        return QueryPlanner(contents: contents, query: self).plan().describe(for: self, contents)
+        let storage = table.storage(in: version())
+        return QueryPlanner(contents: storage, query: self).plan().describe(for: self, storage)
     }
 
     func version() -> StoreState {
@@ -65,20 +65,24 @@ extension Query {
 /// Runs one plan on one version.
 struct QueryExecution<T: Entity> {
     let query: Query<T>
-    let contents: TableContents<T>
+    let storage: TableStorage
     let plan: QueryPlan<T>
 
     func run() throws -> [T] {
         if query.offsetCount < 0 { throw QueryError.negativeOffset(query.offsetCount) }
         if let limit = query.limitCount, limit < 0 { throw QueryError.negativeLimit(limit) }
         if query.limitCount == 0 { return [] }
-        var page = Page(query: query, order: TotalOrder(query))
+        var page = try Page(query: query, order: try TotalOrder(query))
         if let walk = plan.walk {
             walkIndex(walk.position, descending: walk.descending, into: &page)
         } else {
-            var matches = candidates().compactMap { contents.row($0)?.value }.filter(matches)
-            if !isInFinalOrder { matches.sort { page.order.compare($0, $1) < 0 } }
-            for entity in matches where !page.add(entity) { break }
+            var found: [Candidate<T>] = []
+            forEachCandidate { id, row in
+                let entity = Table<T>.entity(row)
+                if matches(entity) { found.append(Candidate(id: id, entity: entity)) }
+            }
+            if !isInFinalOrder { found.sort { page.order.compare($0, $1) < 0 } }
+            for candidate in found where !page.add(candidate) { break }
         }
         return page.results
     }
@@ -92,78 +96,88 @@ struct QueryExecution<T: Entity> {
         return false
     }
 
-    private func candidates() -> [T.ID] {
+    private func forEachCandidate(_ body: (IndexValue, RowObject) -> Void) {
         switch plan.access {
         case .scan:
-            var ids: [T.ID] = []
-            ids.reserveCapacity(contents.rows.count)
-            contents.rows.forEach { id, _ in ids.append(id); return true }
-            return ids
+            storage.rows.forEach { id, row in body(id, row); return true }
         case let .index(position, ranges):
-            return ids(of: position, in: ranges)
+            for range in ranges {
+                storage.indexes[position].forEach(in: range) { entry, row in body(entry.id, row); return true }
+            }
         case let .intersection(first, second):
-            let common = Set(ids(of: first.position, in: first.ranges))
-            return ids(of: second.position, in: second.ranges).filter(common.contains)
+            var common = Set<IndexValue>()
+            for range in first.ranges {
+                storage.indexes[first.position].forEach(in: range) { entry, _ in common.insert(entry.id); return true }
+            }
+            for range in second.ranges {
+                storage.indexes[second.position].forEach(in: range) { entry, row in
+                    if common.contains(entry.id) { body(entry.id, row) }
+                    return true
+                }
+            }
         }
-    }
-
-    private func ids(of position: Int, in ranges: [KeyRange]) -> [T.ID] {
-        var ids: [T.ID] = []
-        for range in ranges {
-            contents.indexes[position].forEach(in: range) { _, id in ids.append(id); return true }
-        }
-        return ids
     }
 
     /// Walks an index in the order's direction, one group of equal keys at
     /// a time (sorted by the rest of the order), stopping once the page is full.
     private func walkIndex(_ position: Int, descending: Bool, into page: inout Page<T>) {
-        let index = contents.indexes[position]
+        let index = storage.indexes[position]
         var range = KeyRange.everything
         if case let .index(accessPosition, ranges) = plan.access, accessPosition == position, ranges.count == 1 { range = ranges[0] }
-        var group: [T] = []
+        var group: [Candidate<T>] = []
         var groupKey: IndexedKey?
         var full = false
         func flush() {
             group.sort { page.order.compare($0, $1) < 0 }
-            for entity in group where !full { full = !page.add(entity) }
+            for candidate in group where !full { full = !page.add(candidate) }
             group.removeAll(keepingCapacity: true)
         }
-        index.forEach(in: range, descending: descending, startingAt: query.afterEntity.map(index.definition.key)) { key, id in
-            if key != groupKey {
+        let start = page.after.map { index.definition.key(RowBox($0.entity, lsn: 0)) }
+        index.forEach(in: range, descending: descending, startingAt: start) { entry, row in
+            if entry.key != groupKey {
                 flush()
                 if full { return false }
-                groupKey = key
+                groupKey = entry.key
             }
-            if let entity = contents.row(id)?.value, matches(entity) { group.append(entity) }
+            let entity = Table<T>.entity(row)
+            if matches(entity) { group.append(Candidate(id: entry.id, entity: entity)) }
             return true
         }
         if !full { flush() }
     }
 }
 
+/// An entity with its identifier as tables order it.
+struct Candidate<T: Entity> {
+    let id: IndexValue
+    let entity: T
+}
+
 /// The total order of a query: identifiers given first, then its sort
-/// keys, then the identifier.
+/// keys, then the identifier (in the table's identifier order).
 struct TotalOrder<T: Entity> {
     let keys: [SortKey<T>]
-    let ranks: [T.ID: Int]?
+    let ranks: [IndexValue: Int]?
 
-    init(_ query: Query<T>) {
+    init(_ query: Query<T>) throws {
         keys = query.order
-        ranks = query.identifierOrder.map { ids in
-            var ranks: [T.ID: Int] = [:]
-            for (rank, id) in ids.enumerated() where ranks[id] == nil { ranks[id] = rank }
+        ranks = try query.identifierOrder.map { ids in
+            var ranks: [IndexValue: Int] = [:]
+            for (rank, id) in ids.enumerated() {
+                let value = try identifierValue(id)
+                if ranks[value] == nil { ranks[value] = rank }
+            }
             return ranks
         }
     }
 
-    func compare(_ a: T, _ b: T) -> Int {
+    func compare(_ a: Candidate<T>, _ b: Candidate<T>) -> Int {
         if let ranks {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
         for key in keys {
-            let result = key.directed(a, b)
+            let result = key.directed(a.entity, b.entity)
             if result != 0 { return result }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
@@ -174,29 +188,32 @@ struct TotalOrder<T: Entity> {
 struct Page<T: Entity> {
     let query: Query<T>
     let order: TotalOrder<T>
+    /// The entity results must come strictly after, with its identifier.
+    let after: Candidate<T>?
     private(set) var results: [T] = []
     private var skipped = 0
 
-    init(query: Query<T>, order: TotalOrder<T>) {
+    init(query: Query<T>, order: TotalOrder<T>) throws {
         self.query = query
         self.order = order
+        after = try query.afterEntity.map { Candidate(id: try identifierValue($0.id), entity: $0) }
     }
 
     /// Adds the next entity in order; false once the page is full.
-    mutating func add(_ entity: T) -> Bool {
+    mutating func add(_ candidate: Candidate<T>) -> Bool {
         if let limit = query.limitCount, results.count >= limit { return false }
-        if let after = query.afterEntity, order.compare(entity, after) <= 0 { return true }
+        if let after, order.compare(candidate, after) <= 0 { return true }
         if skipped < query.offsetCount {
             skipped += 1
             return true
         }
-        results.append(entity)
+        results.append(candidate.entity)
         return query.limitCount.map { results.count < $0 } ?? true
     }
 }
 
 extension QueryPlan {
-    func describe(for query: Query<T>, _ contents: TableContents<T>) -> String {
+    func describe(for query: Query<T>, _ contents: TableStorage) -> String {
         var lines = ["query \(contents.name) (\(total) entities)"]
         let name = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
         let ranges = { (ranges: [KeyRange]) in ranges.map(\.description).joined(separator: " | ") }

@@ -27,7 +27,7 @@ struct QueryPlan<T: Entity> {
 /// index), an intersection of two when both are selective, an index walked
 /// in order to serve an order with a limit, or a scan when nothing applies.
 struct QueryPlanner<T: Entity> {
-    let contents: TableContents<T>
+    let contents: TableStorage
     let query: Query<T>
 
     func plan() -> QueryPlan<T> {
@@ -50,13 +50,20 @@ struct QueryPlanner<T: Entity> {
                 plan.access = .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges))
             }
         }
-        plan.walk = walk(for: plan, conjuncts: conjuncts)
+        // Conditions on different fields are taken as independent: the
+        // share of entities that match is the product of their shares.
+        var seen = Set<AnyKeyPath>()
+        var share = conjuncts.isEmpty || !candidates.isEmpty ? 1.0 : 0.5
+        for candidate in candidates where seen.insert(contents.indexes[candidate.position].definition.keyPaths[0] as AnyKeyPath).inserted {
+            share *= Double(candidate.count) / Double(max(total, 1))
+        }
+        plan.walk = walk(for: plan, matching: max(Double(total) * share, 1))
         return plan
     }
 
     /// The index to walk in order, when the order's first key has one and
     /// walking beats sorting.
-    private func walk(for plan: QueryPlan<T>, conjuncts: [Filter<T>.Node]) -> (Int, Bool)? {
+    private func walk(for plan: QueryPlan<T>, matching: Double) -> (Int, Bool)? {
         guard query.identifierOrder == nil, let first = query.order.first, first.indexOrdered,
               let position = contents.indexes.firstIndex(where: {
                   $0.definition.keyPaths.count == 1 && $0.definition.keyPaths[0] as AnyKeyPath == first.keyPath
@@ -65,25 +72,17 @@ struct QueryPlanner<T: Entity> {
             return (position, first.descending)
         }
         guard let limit = query.limitCount else { return nil }
-        // With no index narrowing a filter, guess that it keeps half.
-        let matching: Int
-        if case .scan = plan.access { matching = conjuncts.isEmpty ? plan.total : plan.total / 2 } else { matching = plan.estimate }
-        return walkBeatsSort(limit: limit, matching: matching, total: plan.total) ? (position, first.descending) : nil
-    }
-
-    /// Walking reads about (offset + limit) / selectivity entries; sorting
-    /// reads every match and sorts them.
-    private func walkBeatsSort(limit: Int, matching: Int, total: Int) -> Bool {
+        // Walking reads about (offset + limit) / share entries; sorting reads
+        // what the access reads and sorts the matches.
         let wanted = Double(query.offsetCount + limit)
-        let selectivity = max(Double(matching), 1) / max(Double(total), 1)
-        let walkCost = wanted / selectivity
-        let sortCost = Double(matching) * (1 + log2(Double(max(matching, 2))))
-        return walkCost < sortCost
+        let walkCost = wanted * Double(max(plan.total, 1)) / matching
+        let sortCost = Double(plan.estimate) + matching * log2(max(matching, 2))
+        return walkCost < sortCost ? (position, first.descending) : nil
     }
 
     /// The ranges of `index` that hold every entity the conditions allow,
     /// or nil when the index cannot narrow them.
-    private func ranges(for index: Index<T>, _ conjuncts: [Filter<T>.Node]) -> [KeyRange]? {
+    private func ranges(for index: IndexDefinition, _ conjuncts: [Filter<T>.Node]) -> [KeyRange]? {
         let paths = index.keyPaths.map { $0 as AnyKeyPath }
         guard let first = Conditions(on: paths[0], conjuncts) else { return nil }
         if paths.count == 1 || first.equals == nil {

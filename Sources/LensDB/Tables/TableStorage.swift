@@ -1,0 +1,189 @@
+import Foundation
+import HashTreeCollections
+
+/// One entity as table versions hold it: immutable, shared by the primary
+/// tree and every index of every version that contains it, so an index
+/// walk reaches the entity without a second lookup.
+///
+/// `@unchecked Sendable`: every stored property of this class and of its
+/// only subclass, ``RowBox``, is a `let` of a `Sendable` type, so an
+/// instance never changes after `init` and may be read from any thread.
+class RowObject: @unchecked Sendable {
+    /// The LSN of the commit that last changed the entity (for entities
+    /// loaded at open: the store's LSN then, an upper bound).
+    let lsn: UInt64
+
+    init(lsn: UInt64) { self.lsn = lsn }
+}
+
+/// A ``RowObject`` holding an entity of type `T`.
+final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
+    let value: T
+
+    init(_ value: T, lsn: UInt64) {
+        self.value = value
+        super.init(lsn: lsn)
+    }
+}
+
+/// What a table's storage needs to know of its entity type, as functions:
+/// the storage itself is not generic, so its trees are compiled once, for
+/// concrete key types, inside LensDB.
+struct TableSchema: Sendable {
+    let entityType: ObjectIdentifier
+    let entityTypeName: String
+    let keyEncoding: KeyEncoding
+    /// The entity's bytes in the value format.
+    let encode: @Sendable (RowObject) throws -> [UInt8]
+
+    static func of<T: Entity>(_ type: T.Type) -> TableSchema {
+        TableSchema(
+            entityType: ObjectIdentifier(T.self), entityTypeName: "\(T.self)", keyEncoding: OrderedKey.encoding(of: T.ID.self),
+            encode: { try ValueEncoder().encode(unsafeDowncast($0, to: RowBox<T>.self).value) })
+    }
+
+    var encoding: TableEncoding { TableEncoding(key: keyEncoding, value: .valueFormat) }
+
+    /// The stored key of the identifier `id` (as ``identifierValue(_:)`` gives it).
+    func keyBytes(of id: IndexValue) -> [UInt8] {
+        switch (keyEncoding, id) {
+        case let (.int64, .int(value)): OrderedKey.int64(value)
+        case let (.uint64, .int(value)): OrderedKey.uint64(UInt64(value))
+        case let (.uint64, .uint(value)): OrderedKey.uint64(value)
+        case let (.string, .string(value)): Array(value.utf8)
+        case let (.uuid, .uuid(value)): OrderedKey.uuid(value)
+        case let (_, .bytes(value)): value
+        default: preconditionFailure("identifier \(id) does not fit the key encoding \(keyEncoding)")
+        }
+    }
+
+    /// The identifier stored as `key`, if the bytes are one.
+    func identifier(fromKeyBytes key: [UInt8]) -> IndexValue? {
+        if keyEncoding == .valueFormat { return (try? Document(decodingBinary: key)) == nil ? nil : .bytes(key) }
+        switch OrderedKey.decode(key, as: keyEncoding) {
+        case let .int(value)?: return .int(value)
+        case let .uint(value)?: return .uint(value)
+        case let .string(value)?: return IndexValue.normalized(value) == .string(value) ? .string(value) : nil
+        case let .uuid(value)?: return .uuid(value)
+        default: return nil
+        }
+    }
+}
+
+/// An identifier as tables order and store it: its ``IndexValue`` for the
+/// types with an order-preserving key encoding, and its value-format bytes
+/// for the rest (whose identifier order is then the order of those bytes).
+func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
+    switch id {
+    case let value as Int64: .int(value)
+    case let value as Int: .int(Int64(value))
+    case let value as UInt64: value.indexValue
+    case let value as String: .string(value)
+    case let value as UUID: .uuid(value)
+    default: .bytes(try ValueEncoder().encode(id))
+    }
+}
+
+/// An entry that does not decode as the table's type, kept with its bytes
+/// untouched until the program removes it (``UndecodablePolicy/quarantine``).
+struct QuarantinedEntry: Sendable {
+    var bytes: [UInt8]
+    var reason: String
+}
+
+/// One version of a typed table: its entities in identifier order, its
+/// indexes, and the entries it quarantined. A value type over persistent
+/// trees: taking a version is O(1), a change O(log n) per index.
+struct TableStorage: Sendable {
+    let name: String
+    let schema: TableSchema
+    var rows = PersistentBTree<IndexValue, RowObject>()
+    var indexes: [IndexStorage]
+    var quarantine: TreeDictionary<[UInt8], QuarantinedEntry> = [:]
+
+    init(name: String, schema: TableSchema, indexes: [IndexDefinition]) {
+        self.name = name
+        self.schema = schema
+        self.indexes = indexes.map(IndexStorage.init)
+    }
+
+    /// Entities plus quarantined entries.
+    var count: Int { rows.count + quarantine.count }
+    var encoding: TableEncoding { schema.encoding }
+
+    func row(_ id: IndexValue) -> RowObject? { rows.value(for: id) }
+
+    /// Inserts or replaces the entity `id`; returns the row it replaced.
+    @discardableResult
+    mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
+        let old = rows.updateValue(row, forKey: id)
+        for index in indexes.indices { indexes[index].update(id: id, old: old, new: row) }
+        return old
+    }
+
+    /// Removes the entity `id`; returns its row.
+    @discardableResult
+    mutating func remove(_ id: IndexValue) -> RowObject? {
+        guard let old = rows.removeValue(forKey: id) else { return nil }
+        for index in indexes.indices { indexes[index].update(id: id, old: old, new: nil) }
+        return old
+    }
+
+    /// The stored form of the entry under `key`, if any.
+    func storedValue(forKeyBytes key: [UInt8]) -> StoredValue? {
+        if let quarantined = quarantine[key] { return .encoded(quarantined.bytes) }
+        guard let id = schema.identifier(fromKeyBytes: key), let row = row(id) else { return nil }
+        return .decoded(EncodedRow(row: row, schema: schema))
+    }
+
+    /// Calls `body` with every entry's key and value bytes, in key byte order.
+    func forEachEncodedEntry(_ body: ([UInt8], [UInt8]) throws -> Void) throws {
+        // Identifier order is key byte order for every ordered encoding (and
+        // for value-format identifiers, which are ordered by their bytes);
+        // quarantined entries are merged in.
+        var quarantined = quarantine.keys.sorted { $0.lexicographicallyPrecedes($1) }[...]
+        try rows.forEach { id, row in
+            let key = schema.keyBytes(of: id)
+            while let next = quarantined.first, next.lexicographicallyPrecedes(key) {
+                try body(next, quarantine[next]!.bytes)
+                quarantined.removeFirst()
+            }
+            try body(key, try schema.encode(row))
+            return true
+        }
+        for key in quarantined { try body(key, quarantine[key]!.bytes) }
+    }
+
+    /// A copy without the entry under `key`; nil when there is none.
+    func removing(keyBytes key: [UInt8]) -> TableStorage? {
+        var copy = self
+        if copy.quarantine.removeValue(forKey: key) != nil { return copy }
+        guard let id = schema.identifier(fromKeyBytes: key), copy.remove(id) != nil else { return nil }
+        return copy
+    }
+
+    /// Checks that rows, indexes and quarantine agree. For tests.
+    func checkInvariants() throws {
+        func check(_ condition: Bool, _ message: @autoclosure () -> String) throws {
+            if !condition { throw InvariantViolation(description: "table \(name): \(message())") }
+        }
+        try check(rows.checkInvariants() == nil, rows.checkInvariants() ?? "")
+        for index in indexes {
+            try check(index.entries.checkInvariants() == nil, "\(index.definition): \(index.entries.checkInvariants() ?? "")")
+            try check(index.entries.count == rows.count, "\(index.definition) holds \(index.entries.count) entries for \(rows.count) rows")
+            var consistent = true
+            index.entries.forEach { entry, row in
+                consistent = rows.value(for: entry.id) === row && index.definition.key(row) == entry.key
+                return consistent
+            }
+            try check(consistent, "\(index.definition) has an entry its row does not")
+        }
+    }
+}
+
+/// An entity in the engine's untyped view: encodes itself when a tool asks.
+struct EncodedRow: SelfEncodingValue {
+    let row: RowObject
+    let schema: TableSchema
+    func encodedBytes() throws -> [UInt8] { try schema.encode(row) }
+}
