@@ -11,6 +11,9 @@ let package = Package(
     name: "LensDBBenchmarks",
     dependencies: [
         .package(name: "LensDB", path: "../.."),
+        // SQLite through GRDB: the baseline of the table workloads (W1–W7),
+        // measured in the same run. Only this package depends on it.
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
     ],
     targets: [
         .executableTarget(
@@ -18,6 +21,7 @@ let package = Package(
             dependencies: [
                 .product(name: "LensDB", package: "LensDB"),
                 .product(name: "LensLog", package: "LensDB"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
     ]

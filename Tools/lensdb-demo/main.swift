@@ -3,6 +3,14 @@
 import Foundation
 import LensDB
 
+/// The people the sample wrote, as a program declares them.
+struct Person: Entity {
+    var id: Int64
+    var name: String
+    var city: String
+    var age: Int
+}
+
 let path = CommandLine.arguments.dropFirst().first ?? NSTemporaryDirectory() + "lensdb-demo.lensdb"
 
 do {
@@ -32,6 +40,11 @@ do {
     for name in state.rootNames {
         print("root \(name): \(RenderedValue(value: try state.root(named: name)!.bytes(), encoding: state.encoding(ofRoot: name)).text)")
     }
+    // 4. The same table, typed: entities decoded once, indexed, queried.
+    let people = try store.table(Person.self, named: "people", indexes: [.on(\.city), .on(\.age)])
+    let parisians = people.query.filter(\.city == "Paris").sorted(by: \.age, .descending)
+    print("people in Paris, oldest first: " + (try parisians.all()).map { "\($0.name) (\($0.age))" }.joined(separator: ", "))
+    print(parisians.explain())
     if statistics.recovery.recordsReplayed > 30 {
         try store.compact()
         print("compacted: the next open loads one snapshot instead of replaying the log")

@@ -20,7 +20,7 @@
 struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// The most entries a node holds before it splits. Stored nowhere;
     /// tuning only.
-    static var nodeCapacity: Int { 64 }
+    static var nodeCapacity: Int { 32 }
     /// A node emptier than this after a removal merges with a neighbour
     /// when the two fit in one node.
     static var mergeThreshold: Int { nodeCapacity / 4 }

@@ -79,10 +79,10 @@ struct QueryExecution<T: Entity> {
             var found: [Candidate<T>] = []
             forEachCandidate { id, row in
                 let entity = Table<T>.entity(row)
-                if matches(entity) { found.append(Candidate(id: id, entity: entity)) }
+                if matches(entity) { found.append(page.order.candidate(id: id, entity: entity)) }
             }
-            if !isInFinalOrder { found.sort { page.order.compare($0, $1) < 0 } }
-            for candidate in found where !page.add(candidate) { break }
+            let positions = isInFinalOrder ? Array(found.indices) : page.order.sortedPositions(found)
+            for position in positions where !page.add(found[position]) { break }
         }
         return page.results
     }
@@ -128,8 +128,7 @@ struct QueryExecution<T: Entity> {
         var groupKey: IndexedKey?
         var full = false
         func flush() {
-            group.sort { page.order.compare($0, $1) < 0 }
-            for candidate in group where !full { full = !page.add(candidate) }
+            for position in page.order.sortedPositions(group) where !full { full = !page.add(group[position]) }
             group.removeAll(keepingCapacity: true)
         }
         let start = page.after.map { index.definition.key(RowBox($0.entity, lsn: 0)) }
@@ -140,17 +139,19 @@ struct QueryExecution<T: Entity> {
                 groupKey = entry.key
             }
             let entity = Table<T>.entity(row)
-            if matches(entity) { group.append(Candidate(id: entry.id, entity: entity)) }
+            if matches(entity) { group.append(page.order.candidate(id: entry.id, entity: entity)) }
             return true
         }
         if !full { flush() }
     }
 }
 
-/// An entity with its identifier as tables order it.
+/// An entity with its identifier as tables order it and, when every sort
+/// key of the query has one, its sort key values as indexes order them.
 struct Candidate<T: Entity> {
     let id: IndexValue
     let entity: T
+    let keys: [IndexValue]?
 }
 
 /// The total order of a query: identifiers given first, then its sort
@@ -158,9 +159,13 @@ struct Candidate<T: Entity> {
 struct TotalOrder<T: Entity> {
     let keys: [SortKey<T>]
     let ranks: [IndexValue: Int]?
+    /// Whether every sort key's field orders as its index value does, so
+    /// candidates carry their key values and compare without key paths.
+    let comparesKeyValues: Bool
 
     init(_ query: Query<T>) throws {
         keys = query.order
+        comparesKeyValues = query.order.allSatisfy { $0.indexValue != nil }
         ranks = try query.identifierOrder.map { ids in
             var ranks: [IndexValue: Int] = [:]
             for (rank, id) in ids.enumerated() {
@@ -171,16 +176,36 @@ struct TotalOrder<T: Entity> {
         }
     }
 
+    func candidate(id: IndexValue, entity: T) -> Candidate<T> {
+        Candidate(id: id, entity: entity, keys: comparesKeyValues ? keys.map { $0.indexValue!(entity) } : nil)
+    }
+
     func compare(_ a: Candidate<T>, _ b: Candidate<T>) -> Int {
         if let ranks {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
-        for key in keys {
-            let result = key.directed(a.entity, b.entity)
-            if result != 0 { return result }
+        if let x = a.keys, let y = b.keys {
+            for (index, key) in keys.enumerated() where x[index] != y[index] {
+                return (x[index] < y[index]) != key.descending ? -1 : 1
+            }
+        } else {
+            for key in keys {
+                let result = key.directed(a.entity, b.entity)
+                if result != 0 { return result }
+            }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
+    }
+
+    /// The positions of `candidates` in this order. Sorting positions moves
+    /// integers, not entities, whose copies cost more the larger they are.
+    func sortedPositions(_ candidates: [Candidate<T>]) -> [Int] {
+        candidates.withUnsafeBufferPointer { buffer in
+            var positions = Array(buffer.indices)
+            positions.sort { compare(buffer[$0], buffer[$1]) < 0 }
+            return positions
+        }
     }
 }
 
@@ -196,7 +221,7 @@ struct Page<T: Entity> {
     init(query: Query<T>, order: TotalOrder<T>) throws {
         self.query = query
         self.order = order
-        after = try query.afterEntity.map { Candidate(id: try identifierValue($0.id), entity: $0) }
+        after = try query.afterEntity.map { order.candidate(id: try identifierValue($0.id), entity: $0) }
     }
 
     /// Adds the next entity in order; false once the page is full.

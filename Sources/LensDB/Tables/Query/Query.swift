@@ -119,6 +119,9 @@ struct SortKey<T: Entity>: Sendable {
     /// Whether the field's `<` is its index's order, so an index on it can
     /// serve this order.
     let indexOrdered: Bool
+    /// The field's value as indexes order it, when that is the field's own
+    /// order (``indexOrdered``): lets a sort compare values, not key paths.
+    let indexValue: (@Sendable (T) -> IndexValue)?
     /// -1, 0 or 1 as `a` comes before, with, or after `b` in ascending order.
     let compare: @Sendable (T, T) -> Int
 
@@ -127,6 +130,15 @@ struct SortKey<T: Entity>: Sendable {
         descending = direction == .descending
         isOptional = false
         indexOrdered = V.self is any IndexOrderedValue.Type
+        if V.self is any IndexOrderedValue.Type {
+            indexValue = { entity in
+                // Every IndexOrderedValue type is an IndexableValue.
+                let value: any IndexableValue = entity[keyPath: field] as! any IndexableValue
+                return value.indexValue
+            }
+        } else {
+            indexValue = nil
+        }
         compare = { a, b in
             let x = a[keyPath: field], y = b[keyPath: field]
             return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
@@ -138,6 +150,16 @@ struct SortKey<T: Entity>: Sendable {
         descending = direction == .descending
         isOptional = true
         indexOrdered = V.self is any IndexOrderedValue.Type
+        if V.self is any IndexOrderedValue.Type {
+            indexValue = { entity in
+                guard let field = entity[keyPath: field] else { return .null }
+                // Every IndexOrderedValue type is an IndexableValue.
+                let value: any IndexableValue = field as! any IndexableValue
+                return value.indexValue
+            }
+        } else {
+            indexValue = nil
+        }
         compare = { a, b in
             switch (a[keyPath: field], b[keyPath: field]) {
             case (nil, nil): return 0

@@ -6,7 +6,15 @@ let workloads: [Workload] = [
     logWorkload,
     openWorkload,
     compactionStallWorkload,
+    tablesWorkload,
+    tableProfileWorkload,
+    tableScaleWorkload,
 ]
+
+if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
+    try memoryProbe(path)
+    exit(0)
+}
 
 let chosen = CommandLine.arguments.dropFirst()
 for workload in workloads where chosen.isEmpty || chosen.contains(workload.name) {

@@ -1,0 +1,91 @@
+import Foundation
+import LensDB
+
+/// The LensDB side of W1 and W6 alone, for `perf record`: fills 100k people
+/// in one transaction, compacts, and opens the table five times.
+let tableProfileWorkload = Workload(
+    name: "table-profile",
+    summary: "LensDB alone: 100k inserts in one transaction, then five opens (for profiling)"
+) {
+    let path = BenchPath("profile")
+    defer { path.remove() }
+    do {
+        let (store, people) = try openLensPeople(path.path)
+        let start = now()
+        try people.put((1...100_000).map { BenchPerson.make(Int64($0)) })
+        print(String(format: "insert: %.3f s", now() - start))
+        try store.compact()
+        store.close()
+    }
+    if CommandLine.arguments.contains("tablenone") {
+        let (store, people) = try openLensPeople(path.path)
+        let start = now()
+        for index in 0..<50000 {
+            try store.write(durability: Durability.none) { tx in try tx[people].put(BenchPerson.make(Int64(index % 100_000 + 1), version: 9)) }
+        }
+        print(String(format: "µs per table put without sync: %.1f", (now() - start) / 50000 * 1e6))
+        store.close()
+        return
+    }
+    if CommandLine.arguments.contains("none") {
+        let (store, _) = try openLensPeople(path.path)
+        let start = now()
+        for index in 0..<50000 { try store.write(durability: Durability.none) { tx in tx.put([UInt8(index % 256)], for: [2, UInt8(index % 7)], in: "raw") } }
+        print(String(format: "µs per raw commit without sync: %.1f", (now() - start) / 50000 * 1e6), store.statistics)
+        store.close()
+        return
+    }
+    if CommandLine.arguments.contains("commits") {
+        let (store, people) = try openLensPeople(path.path)
+        for round in 0..<3 {
+            var start = now()
+            for index in 0..<1000 { try store.write { tx in tx.put([UInt8(index % 256)], for: [1, UInt8(round)], in: "raw") } }
+            let raw = 1000 / (now() - start)
+            start = now()
+            for index in 0..<1000 { try people.put(BenchPerson.make(Int64(index + 1), version: round + 1)) }
+            let puts = 1000 / (now() - start)
+            start = now()
+            for index in 0..<10000 { try store.write(durability: Durability.none) { tx in try tx[people].put(BenchPerson.make(Int64(index + 1), version: round + 7)) } }
+            let cpu = (now() - start) / 10000 * 1e6
+            start = now()
+            for index in 0..<10000 { try store.write(durability: Durability.none) { tx in tx.put([UInt8(index % 256)], for: [2, UInt8(round)], in: "raw") } }
+            let rawCPU = (now() - start) / 10000 * 1e6
+            print(String(format: "raw commits/s %.0f, table puts/s %.0f; µs per put without sync: table %.1f, raw %.1f", raw, puts, cpu, rawCPU))
+        }
+        store.close()
+        return
+    }
+    if CommandLine.arguments.contains("reads") {
+        let (store, people) = try openLensPeople(path.path)
+        var random = SystemRandomNumberGenerator()
+        let ids = (0..<100_000).map { _ in Int64.random(in: 1...100_000, using: &random) }
+        let start = now()
+        var ages = 0
+        for _ in 0..<20 {
+            let version = people.snapshot()
+            for id in ids { ages &+= version[id]!.age }
+        }
+        print(String(format: "2M reads: %.3f s (%d)", now() - start, ages))
+        var found = 0
+        let queryStart = now()
+        for count in 0..<2000 {
+            let age = 18 + count % 57, city = "City \(count % 100)"
+            let ages: Filter<BenchPerson> = \.age >= age && \.age <= age + 5
+            let filter: Filter<BenchPerson> = ages && \.city == city
+            found += try people.query.filter(filter).sorted(by: \.score, .descending).offset(40).limit(20).all().count
+        }
+        print(String(format: "2000 queries: %.3f s (%d)", now() - queryStart, found))
+        print(people.query.filter(\.age >= 30 && \.age <= 35 && \.city == "City 3").sorted(by: \.score, .descending).offset(40).limit(20).explain())
+        store.close()
+        return
+    }
+    for _ in 0..<5 {
+        let start = now()
+        let (store, people) = try openLensPeople(path.path)
+        let opened = now()
+        precondition(people.count == 100_000)
+        print(String(format: "open: %.3f s (store %.3f s)", now() - start, store.openStatistics.seconds))
+        store.close()
+        _ = opened
+    }
+}
