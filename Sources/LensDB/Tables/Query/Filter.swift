@@ -83,6 +83,25 @@ extension Filter.Node {
         }
     }
 
+    /// The filter as one closure: evaluating it walks no enum, which in
+    /// generic code would look up type metadata at every step.
+    func compiled() -> @Sendable (T) -> Bool {
+        switch self {
+        case let .comparison(comparison): return comparison.evaluate
+        case let .membership(membership): return membership.evaluate
+        case let .closure(_, predicate): return predicate
+        case let .and(a, b):
+            let (x, y) = (a.compiled(), b.compiled())
+            return { x($0) && y($0) }
+        case let .or(a, b):
+            let (x, y) = (a.compiled(), b.compiled())
+            return { x($0) || y($0) }
+        case let .not(a):
+            let x = a.compiled()
+            return { !x($0) }
+        }
+    }
+
     /// The conditions that must all hold: this node split at its `&&`s.
     var conjuncts: [Filter.Node] {
         if case let .and(a, b) = self { return a.conjuncts + b.conjuncts }

@@ -67,6 +67,14 @@ struct QueryExecution<T: Entity> {
     let query: Query<T>
     let storage: TableStorage
     let plan: QueryPlan<T>
+    let predicate: (@Sendable (T) -> Bool)?
+
+    init(query: Query<T>, storage: TableStorage, plan: QueryPlan<T>) {
+        self.query = query
+        self.storage = storage
+        self.plan = plan
+        predicate = query.filter?.node.compiled()
+    }
 
     func run() throws -> [T] {
         if query.offsetCount < 0 { throw QueryError.negativeOffset(query.offsetCount) }
@@ -87,7 +95,7 @@ struct QueryExecution<T: Entity> {
         return page.results
     }
 
-    private func matches(_ entity: T) -> Bool { query.filter?.matches(entity) ?? true }
+    private func matches(_ entity: T) -> Bool { predicate?(entity) ?? true }
 
     /// Whether the candidates already come in the query's order: a scan
     /// (identifier order) of a query with no order of its own.
@@ -147,11 +155,38 @@ struct QueryExecution<T: Entity> {
 }
 
 /// An entity with its identifier as tables order it and, when every sort
-/// key of the query has one, its sort key values as indexes order them.
+/// key of the query has one, its place in the order as plain values.
 struct Candidate<T: Entity> {
     let id: IndexValue
     let entity: T
-    let keys: [IndexValue]?
+    let sortKey: SortEntry?
+}
+
+/// A candidate's place in a query's order, as values of concrete types, so
+/// that sorting compares them without going through `T`'s generic metadata.
+struct SortEntry {
+    /// Its position among identifiers given first; `Int.max` for the rest.
+    let rank: Int
+    let keys: [IndexValue]
+    let id: IndexValue
+
+    /// -1, 0 or 1, with `descending[i]` reversing key `i`.
+    static func compare(_ a: SortEntry, _ b: SortEntry, descending: [Bool]) -> Int {
+        if a.rank != b.rank { return a.rank < b.rank ? -1 : 1 }
+        for index in a.keys.indices where a.keys[index] != b.keys[index] {
+            return (a.keys[index] < b.keys[index]) != descending[index] ? -1 : 1
+        }
+        return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
+    }
+
+    /// The positions of `entries` in order.
+    static func sortedPositions(_ entries: [SortEntry], descending: [Bool]) -> [Int] {
+        entries.withUnsafeBufferPointer { buffer in
+            var positions = Array(buffer.indices)
+            positions.sort { compare(buffer[$0], buffer[$1], descending: descending) < 0 }
+            return positions
+        }
+    }
 }
 
 /// The total order of a query: identifiers given first, then its sort
@@ -159,13 +194,15 @@ struct Candidate<T: Entity> {
 struct TotalOrder<T: Entity> {
     let keys: [SortKey<T>]
     let ranks: [IndexValue: Int]?
+    let descending: [Bool]
     /// Whether every sort key's field orders as its index value does, so
-    /// candidates carry their key values and compare without key paths.
-    let comparesKeyValues: Bool
+    /// candidates carry their place as plain values.
+    let comparesValues: Bool
 
     init(_ query: Query<T>) throws {
         keys = query.order
-        comparesKeyValues = query.order.allSatisfy { $0.indexValue != nil }
+        descending = query.order.map(\.descending)
+        comparesValues = query.order.allSatisfy { $0.indexValue != nil }
         ranks = try query.identifierOrder.map { ids in
             var ranks: [IndexValue: Int] = [:]
             for (rank, id) in ids.enumerated() {
@@ -177,31 +214,29 @@ struct TotalOrder<T: Entity> {
     }
 
     func candidate(id: IndexValue, entity: T) -> Candidate<T> {
-        Candidate(id: id, entity: entity, keys: comparesKeyValues ? keys.map { $0.indexValue!(entity) } : nil)
+        guard comparesValues else { return Candidate(id: id, entity: entity, sortKey: nil) }
+        let entry = SortEntry(rank: ranks?[id] ?? .max, keys: keys.map { $0.indexValue!(entity) }, id: id)
+        return Candidate(id: id, entity: entity, sortKey: entry)
     }
 
     func compare(_ a: Candidate<T>, _ b: Candidate<T>) -> Int {
+        if let x = a.sortKey, let y = b.sortKey { return SortEntry.compare(x, y, descending: descending) }
         if let ranks {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
-        if let x = a.keys, let y = b.keys {
-            for (index, key) in keys.enumerated() where x[index] != y[index] {
-                return (x[index] < y[index]) != key.descending ? -1 : 1
-            }
-        } else {
-            for key in keys {
-                let result = key.directed(a.entity, b.entity)
-                if result != 0 { return result }
-            }
+        for key in keys {
+            let result = key.directed(a.entity, b.entity)
+            if result != 0 { return result }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
     }
 
     /// The positions of `candidates` in this order. Sorting positions moves
-    /// integers, not entities, whose copies cost more the larger they are.
+    /// integers, not entities.
     func sortedPositions(_ candidates: [Candidate<T>]) -> [Int] {
-        candidates.withUnsafeBufferPointer { buffer in
+        if comparesValues { return SortEntry.sortedPositions(candidates.map { $0.sortKey! }, descending: descending) }
+        return candidates.withUnsafeBufferPointer { buffer in
             var positions = Array(buffer.indices)
             positions.sort { compare(buffer[$0], buffer[$1]) < 0 }
             return positions
