@@ -35,6 +35,8 @@ public final class Store: Sendable {
     let writer: Locked<WriterSide>
     /// Published commits, handed to observers in order.
     let commitFeed = CommitFeed()
+    /// The live-query registries, one per typed table (``LiveRegistry``).
+    let liveRegistries = Locked<[String: any Sendable]>([:])
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?

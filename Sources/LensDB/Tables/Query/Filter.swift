@@ -61,6 +61,9 @@ struct Comparison<T: Entity>: Sendable {
     let value: IndexValue?
     let text: String
     let evaluate: @Sendable (T) -> Bool
+    /// For `==` on an indexable field: the field's value as indexes order
+    /// it, so live queries can be found by the value a commit changed.
+    var fieldValue: (@Sendable (T) -> IndexValue)? = nil
 }
 
 /// `field in values`.
@@ -125,9 +128,14 @@ extension Filter.Node {
 func comparison<T: Entity, V: Sendable>(
     _ field: KeyPath<T, V> & Sendable, _ op: Comparison<T>.Operator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
 ) -> Filter<T> {
-    Filter(node: .comparison(Comparison(
+    var comparison = Comparison<T>(
         keyPath: field, op: op, value: indexValue(of: value, for: op),
-        text: "\(field) \(op.rawValue) \(value)", evaluate: { evaluate($0[keyPath: field]) })))
+        text: "\(field) \(op.rawValue) \(value)", evaluate: { evaluate($0[keyPath: field]) })
+    if op == .equal, comparison.value != nil {
+        // The value is indexable, so the field's type is.
+        comparison.fieldValue = { ($0[keyPath: field] as! any IndexableValue).indexValue }
+    }
+    return Filter(node: .comparison(comparison))
 }
 
 /// The value as an index can use it for `op`: any indexable value for

@@ -32,9 +32,14 @@ extension Query {
     /// each keeping the query's order. Grouping comes last in the pipeline,
     /// after offset and limit.
     public func grouped<V: Hashable>(by field: KeyPath<T, V>) throws -> [(key: V, entities: [T])] {
+        try grouped(all(), by: field)
+    }
+
+    /// `results` grouped by `field`, groups in order of first appearance.
+    func grouped<V: Hashable>(_ results: [T], by field: KeyPath<T, V>) throws -> [(key: V, entities: [T])] {
         var groups: [(key: V, entities: [T])] = []
         var positions: [V: Int] = [:]
-        for entity in try all() {
+        for entity in results {
             let key = entity[keyPath: field]
             if let position = positions[key] {
                 groups[position].entities.append(entity)
@@ -76,7 +81,11 @@ struct QueryExecution<T: Entity> {
         predicate = query.filter?.node.compiled()
     }
 
-    func run() throws -> [T] {
+    func run() throws -> [T] { try runCandidates().map(\.entity) }
+
+    /// The results with their identifiers and rows (whose LSNs tell live
+    /// queries whether a result changed).
+    func runCandidates() throws -> [Candidate<T>] {
         if query.offsetCount < 0 { throw QueryError.negativeOffset(query.offsetCount) }
         if let limit = query.limitCount, limit < 0 { throw QueryError.negativeLimit(limit) }
         if query.limitCount == 0 { return [] }
@@ -87,7 +96,7 @@ struct QueryExecution<T: Entity> {
             var found: [Candidate<T>] = []
             forEachCandidate { id, row in
                 let entity = Table<T>.entity(row)
-                if matches(entity) { found.append(page.order.candidate(id: id, entity: entity)) }
+                if matches(entity) { found.append(page.order.candidate(id: id, row: row)) }
             }
             let positions = isInFinalOrder ? Array(found.indices) : page.order.sortedPositions(found)
             for position in positions where !page.add(found[position]) { break }
@@ -147,7 +156,7 @@ struct QueryExecution<T: Entity> {
                 groupKey = entry.key
             }
             let entity = Table<T>.entity(row)
-            if matches(entity) { group.append(page.order.candidate(id: entry.id, entity: entity)) }
+            if matches(entity) { group.append(page.order.candidate(id: entry.id, row: row)) }
             return true
         }
         if !full { flush() }
@@ -159,6 +168,7 @@ struct QueryExecution<T: Entity> {
 struct Candidate<T: Entity> {
     let id: IndexValue
     let entity: T
+    let row: RowObject
     let sortKey: SortEntry?
 }
 
@@ -213,10 +223,11 @@ struct TotalOrder<T: Entity> {
         }
     }
 
-    func candidate(id: IndexValue, entity: T) -> Candidate<T> {
-        guard comparesValues else { return Candidate(id: id, entity: entity, sortKey: nil) }
+    func candidate(id: IndexValue, row: RowObject) -> Candidate<T> {
+        let entity = Table<T>.entity(row)
+        guard comparesValues else { return Candidate(id: id, entity: entity, row: row, sortKey: nil) }
         let entry = SortEntry(rank: ranks?[id] ?? .max, keys: keys.map { $0.indexValue!(entity) }, id: id)
-        return Candidate(id: id, entity: entity, sortKey: entry)
+        return Candidate(id: id, entity: entity, row: row, sortKey: entry)
     }
 
     func compare(_ a: Candidate<T>, _ b: Candidate<T>) -> Int {
@@ -250,13 +261,13 @@ struct Page<T: Entity> {
     let order: TotalOrder<T>
     /// The entity results must come strictly after, with its identifier.
     let after: Candidate<T>?
-    private(set) var results: [T] = []
+    private(set) var results: [Candidate<T>] = []
     private var skipped = 0
 
     init(query: Query<T>, order: TotalOrder<T>) throws {
         self.query = query
         self.order = order
-        after = try query.afterEntity.map { order.candidate(id: try identifierValue($0.id), entity: $0) }
+        after = try query.afterEntity.map { order.candidate(id: try identifierValue($0.id), row: RowBox($0, lsn: 0)) }
     }
 
     /// Adds the next entity in order; false once the page is full.
@@ -267,7 +278,7 @@ struct Page<T: Entity> {
             skipped += 1
             return true
         }
-        results.append(candidate.entity)
+        results.append(candidate)
         return query.limitCount.map { results.count < $0 } ?? true
     }
 }

@@ -23,7 +23,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     let table: Table<T>
-    let source: Source
+    var source: Source
     var filter: Filter<T>?
     var order: [SortKey<T>] = []
     var identifierOrder: [T.ID]?

@@ -1,0 +1,145 @@
+/// The live queries of one table in one store, behind one commit observer.
+///
+/// A commit wakes only the live queries it can affect: those whose filter
+/// holds for a changed entity before or after the change. To find them
+/// without visiting the rest, each query with an equality condition
+/// (`\.city == "Paris"`) is filed under that field's value, and a commit
+/// looks up the values its changed entities had and have; queries without
+/// one are checked one by one.
+final class LiveRegistry<T: Entity>: Sendable {
+    struct Observer: Sendable {
+        let filter: (@Sendable (T) -> Bool)?
+        let fieldValue: (@Sendable (T) -> IndexValue)?
+        let value: IndexValue?
+        /// Other tables whose changes wake it (the targets of `including`).
+        let relatedTables: Set<String>
+        let notify: @Sendable (CommittedTransaction) -> Void
+    }
+
+    struct State: Sendable {
+        var observers: [Int: Observer] = [:]
+        /// Observers filed by an equality condition: field, then value.
+        var filed: [FieldKey: [IndexValue: Set<Int>]] = [:]
+        var fieldValues: [FieldKey: @Sendable (T) -> IndexValue] = [:]
+        var unfiled: Set<Int> = []
+        var nextID = 0
+        var token: Int?
+    }
+
+    let table: String
+    let store: Store
+    private let state = Locked(State())
+
+    init(table: String, store: Store) {
+        self.table = table
+        self.store = store
+    }
+
+    /// Adds an observer of `query`; returns the version it starts after and its id.
+    func add(_ query: Query<T>, relatedTables: Set<String>, notify: @escaping @Sendable (CommittedTransaction) -> Void) -> (StoreState, Int) {
+        let filing = query.filter.flatMap { Self.filing($0.node) }
+        let observer = Observer(filter: query.filter?.node.compiled(), fieldValue: filing?.fieldValue, value: filing?.value,
+                                relatedTables: relatedTables, notify: notify)
+        let (id, needsFeed) = state.withLock { state -> (Int, Bool) in
+            defer { state.nextID += 1 }
+            state.observers[state.nextID] = observer
+            if let filing {
+                let field = FieldKey(filing.path)
+                state.filed[field, default: [:]][filing.value, default: []].insert(state.nextID)
+                state.fieldValues[field] = filing.fieldValue
+            } else {
+                state.unfiled.insert(state.nextID)
+            }
+            return (state.nextID, state.token == nil)
+        }
+        if needsFeed {
+            let (_, token) = store.addCommitObserver { [weak self] transaction in self?.committed(transaction) }
+            state.withLock { $0.token = token }
+        }
+        return (store.current, id)
+    }
+
+    func remove(_ id: Int) {
+        let token: Int? = state.withLock { state in
+            guard let observer = state.observers.removeValue(forKey: id) else { return nil }
+            state.unfiled.remove(id)
+            for (path, byValue) in state.filed {
+                for (value, ids) in byValue where ids.contains(id) {
+                    state.filed[path]![value]!.remove(id)
+                    if state.filed[path]![value]!.isEmpty { state.filed[path]![value] = nil }
+                }
+            }
+            _ = observer
+            guard state.observers.isEmpty, let token = state.token else { return nil }
+            state.token = nil
+            return token
+        }
+        if let token { store.removeCommitObserver(token) }
+    }
+
+    var count: Int { state.withLock { $0.observers.count } }
+
+    /// The first equality condition of a filter's top-level conjunction.
+    private static func filing(_ node: Filter<T>.Node) -> (path: AnyKeyPath, value: IndexValue, fieldValue: @Sendable (T) -> IndexValue)? {
+        for conjunct in node.conjuncts {
+            if case let .comparison(comparison) = conjunct, let value = comparison.value, let fieldValue = comparison.fieldValue {
+                return (comparison.keyPath, value, fieldValue)
+            }
+        }
+        return nil
+    }
+
+    /// Wakes the observers `transaction` can affect.
+    private func committed(_ transaction: CommittedTransaction) {
+        let changes = transaction.rowChanges(in: table) ?? []
+        let touched = transaction.tables
+        let woken: [Observer] = state.withLock { state in
+            var ids = Set<Int>()
+            if !changes.isEmpty {
+                ids = state.unfiled
+                for (path, byValue) in state.filed {
+                    let fieldValue = state.fieldValues[path]!
+                    for change in changes {
+                        for row in [change.old, change.new].compactMap({ $0 }) {
+                            if let filed = byValue[fieldValue(Table<T>.entity(row))] { ids.formUnion(filed) }
+                        }
+                    }
+                }
+            }
+            var woken = ids.compactMap { id in state.observers[id] }.filter { observer in
+                guard let filter = observer.filter else { return true }
+                return changes.contains { change in
+                    change.old.map { filter(Table<T>.entity($0)) } == true || change.new.map { filter(Table<T>.entity($0)) } == true
+                }
+            }
+            // Queries that include other tables wake when those change.
+            for (id, observer) in state.observers where !ids.contains(id) && !observer.relatedTables.isDisjoint(with: touched) {
+                woken.append(observer)
+            }
+            return woken
+        }
+        for observer in woken { observer.notify(transaction) }
+    }
+}
+
+/// A key path as a dictionary key.
+///
+/// `@unchecked Sendable`: a key path is an immutable object, and the ones
+/// here come from filters, whose key paths are `Sendable`; only its
+/// identity and `==` are used.
+struct FieldKey: Hashable, @unchecked Sendable {
+    let path: AnyKeyPath
+    init(_ path: AnyKeyPath) { self.path = path }
+}
+
+extension Store {
+    /// The live-query registry of `table` for entities of type `T`.
+    func liveRegistry<T: Entity>(for table: String, _ type: T.Type) -> LiveRegistry<T> {
+        liveRegistries.withLock { registries in
+            if let registry = registries[table] as? LiveRegistry<T> { return registry }
+            let registry = LiveRegistry<T>(table: table, store: self)
+            registries[table] = registry
+            return registry
+        }
+    }
+}
