@@ -37,6 +37,9 @@ public final class Store: Sendable {
     let commitFeed = CommitFeed()
     /// The live-query registries, one per typed table (``LiveRegistry``).
     let liveRegistries = Locked<[String: any Sendable]>([:])
+    /// Which table holds each entity type ("" when several do): where
+    /// references are followed.
+    let entityTables = Locked<[ObjectIdentifier: String]>([:])
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?

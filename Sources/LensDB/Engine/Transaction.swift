@@ -51,6 +51,9 @@ public struct Transaction: Sendable {
         record(.removeRoot(name: name))
     }
 
+    /// How many operations the transaction holds so far.
+    var operationCount: Int { operations.count }
+
     /// Whether the transaction changes anything.
     public var isEmpty: Bool { operations.isEmpty }
 

@@ -29,8 +29,16 @@ extension Query {
     /// Thread-safety: iterate from any task. Results are computed on the
     /// committing thread, after the commit is visible, and only for commits
     /// that change an entity the filter holds for, before or after.
+    /// With relationships (``including(_:from:_:)-(KeyPath<T,Ref<R>?>&Sendable,_,_)``),
+    /// a change to an entity they reach emits too.
     public var values: AsyncStream<[T]> {
-        observe { query in
+        guard inclusions.steps.isEmpty else {
+            return observe(relatedTables: relatedTables) { query in
+                let (graph, _, builder) = try query.buildGraph()
+                return (graph.roots, ResultSignature(graph: builder.rows, roots: graph.roots.count, missing: graph.missing.count))
+            }
+        }
+        return observe { query in
             let candidates = try query.execution().runCandidates()
             return (candidates.map(\.entity), ResultSignature(candidates))
         }

@@ -41,6 +41,7 @@ extension Store {
                 guard definitions.count == indexes.count, zip(definitions, indexes).allSatisfy({ $0.sameDefinition(as: $1.erased) }) else {
                     throw TableError.indexMismatch(table: name, opened: definitions.map(\.description), requested: indexes.map(\.description))
                 }
+                register(table: name, for: T.self)
                 return Table(store: self, name: name, indexes: indexes)
             }
             try waitForInFlightCommits(side)
@@ -49,6 +50,7 @@ extension Store {
             side.head.tables[name] = nil
             // The same state, held decoded: readers cannot tell the difference.
             published.withLock { $0 = side.head }
+            register(table: name, for: T.self)
             return Table(store: self, name: name, indexes: indexes)
         }
     }

@@ -69,4 +69,26 @@ import Testing
         }
         #expect(lsns == Array((start + 1)...(start + 200)))
     }
+
+    @Test func theStoreFeedShowsEveryTableAndRootAsDocuments() async throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        var changes = store.changes.makeAsyncIterator()
+        try store.write { tx in
+            try tx[people].put(person(7, "Paris"))
+            tx.put([0xFF], for: [1], in: "raw")
+            tx.setRoot(.encoded(try ValueEncoder().encode(["theme": "dark"])), named: "settings", encoding: .valueFormat)
+        }
+        try people.remove(7)
+        guard case let .commit(first)? = await changes.next(), case let .commit(second)? = await changes.next() else {
+            Issue.record("expected two commits")
+            return
+        }
+        #expect(first.changes.count == 3)
+        #expect(first.changes[0].table == "people" && first.changes[0].key == 7 && first.changes[0].old == nil)
+        #expect(first.changes[0].new?["city"] == "Paris")
+        #expect(first.changes[1].key == .bytes([1]) && first.changes[1].new == .bytes([0xFF]))
+        #expect(first.changes[2].root == "settings" && first.changes[2].new?["theme"] == "dark")
+        #expect(second.changes.count == 1 && second.changes[0].new == nil && second.changes[0].old?["id"] == 7)
+    }
 }

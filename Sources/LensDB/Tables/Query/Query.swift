@@ -30,6 +30,8 @@ public struct Query<T: Entity>: Sendable {
     var offsetCount = 0
     var limitCount: Int?
     var afterEntity: T?
+    /// The relationships ``graph()`` follows.
+    var inclusions = Inclusions<T>()
 
     init(table: Table<T>, source: Source) {
         self.table = table
