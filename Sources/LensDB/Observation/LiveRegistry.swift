@@ -22,6 +22,8 @@ final class LiveRegistry<T: Entity>: Sendable {
         var filed: [FieldKey: [IndexValue: Set<Int>]] = [:]
         var fieldValues: [FieldKey: @Sendable (T) -> IndexValue] = [:]
         var unfiled: Set<Int> = []
+        /// Observers that also watch other tables.
+        var watchingOthers: Set<Int> = []
         var nextID = 0
         var token: Int?
     }
@@ -50,6 +52,7 @@ final class LiveRegistry<T: Entity>: Sendable {
             } else {
                 state.unfiled.insert(state.nextID)
             }
+            if !relatedTables.isEmpty { state.watchingOthers.insert(state.nextID) }
             return (state.nextID, state.token == nil)
         }
         if needsFeed {
@@ -63,6 +66,7 @@ final class LiveRegistry<T: Entity>: Sendable {
         let token: Int? = state.withLock { state in
             guard let observer = state.observers.removeValue(forKey: id) else { return nil }
             state.unfiled.remove(id)
+            state.watchingOthers.remove(id)
             for (path, byValue) in state.filed {
                 for (value, ids) in byValue where ids.contains(id) {
                     state.filed[path]![value]!.remove(id)
@@ -113,8 +117,8 @@ final class LiveRegistry<T: Entity>: Sendable {
                 }
             }
             // Queries that include other tables wake when those change.
-            for (id, observer) in state.observers where !ids.contains(id) && !observer.relatedTables.isDisjoint(with: touched) {
-                woken.append(observer)
+            for id in state.watchingOthers where !ids.contains(id) {
+                if let observer = state.observers[id], !observer.relatedTables.isDisjoint(with: touched) { woken.append(observer) }
             }
             return woken
         }

@@ -85,7 +85,12 @@ import Testing
         let city = Person.cities.randomElement(using: &random)!
         let age = Int.random(in: 5...75, using: &random)
         let score = Double(Int.random(in: 0...40, using: &random)) / 4
-        switch Int.random(in: 0..<(depth < 2 ? 14 : 11), using: &random) {
+        let id = Int64.random(in: 1...400, using: &random)
+        switch Int.random(in: 0..<(depth < 2 ? 16 : 13), using: &random) {
+        case 14: return (\.id == id, { $0.id == id }, "id == \(id)")
+        case 15:
+            let ids = (0..<3).map { _ in Int64.random(in: 1...400, using: &random) }
+            return (.in(\.id, ids), { ids.contains($0.id) }, "id in \(ids)")
         case 0: return (\.city == city, { $0.city == city }, "city == \(city)")
         case 1:
             let cities = Array(Person.cities.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)))
@@ -99,6 +104,8 @@ import Testing
         case 8: return (\.nickname >= "bo", { $0.nickname.map { $0 >= "bo" } ?? false }, "nickname >= bo")
         case 9: return (\.name ~= /^[AB]/, { $0.name.hasPrefix("A") || $0.name.hasPrefix("B") }, "name ~= ^[AB]")
         case 10: return (.where { $0.age % 3 == 0 }, { $0.age % 3 == 0 }, "where age % 3 == 0")
+        case 11, 12 where depth >= 2:
+            return (\.id == id, { $0.id == id }, "id == \(id)")
         case 11:
             let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
             let (b, keepB, textB) = randomFilter(&random, depth: depth + 1)
@@ -149,7 +156,7 @@ import Testing
                 let answer = try testCase.query(people.query).all()
                 checked += 1
                 let plan = testCase.query(people.query).explain()
-                for kind in ["scan", "use index", "intersect", "walking"] where plan.contains(kind) { plans[kind, default: 0] += 1 }
+                for kind in ["scan", "use index", "intersect", "walking", "primary key"] where plan.contains(kind) { plans[kind, default: 0] += 1 }
                 if answer != expected(testCase, over: everyone) {
                     Issue.record("round \(round): \(testCase.text)\n\(testCase.query(people.query).explain())")
                     return
@@ -165,7 +172,7 @@ import Testing
             }
         }
         print("queryDifferential: \(checked) queries checked, plans \(plans)")
-        for kind in ["scan", "use index", "intersect", "walking"] {
+        for kind in ["scan", "use index", "intersect", "walking", "primary key"] {
             #expect(plans[kind, default: 0] > 0, "no query was planned with \(kind)")
         }
     }

@@ -96,5 +96,8 @@ import Testing
         #expect(people.query.filter(\.age > 60).sorted(by: \.age).explain().contains("by walking index people.age"))
         #expect(people.query.sorted(by: \.name).explain().contains("by sorting"))
         #expect(try people.query.filter(\.email == "p7@example.com").all().map(\.id) == [7])
+        #expect(people.query.filter(\.id == 7).explain().contains("use the primary key: 1 identifier"))
+        #expect(people.query.filter(.in(\.id, [9, 3, 999]) && \.age > 0).explain().contains("primary key: 3"))
+        #expect(try people.query.filter(.in(\.id, [9, 3, 999])).all().map(\.id) == [3, 9])
     }
 }

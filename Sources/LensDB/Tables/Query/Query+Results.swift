@@ -121,6 +121,10 @@ struct QueryExecution<T: Entity> {
             for range in ranges {
                 storage.indexes[position].forEach(in: range) { entry, row in body(entry.id, row); return true }
             }
+        case let .identifiers(ids):
+            for id in Set(ids).sorted() {
+                if let row = storage.row(id) { body(id, row) }
+            }
         case let .intersection(first, second):
             var common = Set<IndexValue>()
             for range in first.ranges {
@@ -290,6 +294,7 @@ extension QueryPlan {
         let ranges = { (ranges: [KeyRange]) in ranges.map(\.description).joined(separator: " | ") }
         switch access {
         case .scan: lines.append("  scan: every entity, in identifier order")
+        case let .identifiers(ids): lines.append("  use the primary key: \(ids.count) identifier(s)")
         case let .index(position, within):
             lines.append("  use \(name(position)) (\(ranges(within))): reads \(estimate) entities")
         case let .intersection(first, second):

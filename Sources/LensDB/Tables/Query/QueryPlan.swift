@@ -8,6 +8,8 @@ struct QueryPlan<T: Entity> {
         case scan
         /// The entries of one index within these ranges.
         case index(position: Int, ranges: [KeyRange])
+        /// The entities with these identifiers (an `==` or `in` on `\.id`).
+        case identifiers([IndexValue])
         /// The entities two indexes both find.
         case intersection(first: (position: Int, ranges: [KeyRange]), second: (position: Int, ranges: [KeyRange]))
     }
@@ -40,6 +42,11 @@ struct QueryPlanner<T: Entity> {
         }
         candidates.sort { $0.count < $1.count }
         var plan = QueryPlan<T>(access: .scan, estimate: total, walk: nil, total: total)
+        // The primary key serves equality and `in` on the identifier.
+        if let path = identifierPath(conjuncts), let ids = Conditions(on: path, conjuncts)?.equals, ids.count <= candidates.first?.count ?? total {
+            plan = QueryPlan(access: .identifiers(ids), estimate: ids.count, walk: nil, total: total)
+            return plan
+        }
         if let best = candidates.first {
             plan = QueryPlan(access: .index(position: best.position, ranges: best.ranges), estimate: best.count, walk: nil, total: total)
             // Two selective indexes whose results are of like size: the
@@ -59,6 +66,23 @@ struct QueryPlanner<T: Entity> {
         }
         plan.walk = walk(for: plan, matching: max(Double(total) * share, 1))
         return plan
+    }
+
+    /// The key path of the conditions that name the identifier: `\T.id`, as
+    /// the program wrote it (a literal `\Person.id` is not equal to the
+    /// generic `\T.id`, so it is recognized by its type and name).
+    private func identifierPath(_ conjuncts: [Filter<T>.Node]) -> AnyKeyPath? {
+        let name = "\\\(T.self).id"
+        for conjunct in conjuncts {
+            switch conjunct {
+            case let .comparison(comparison) where comparison.keyPath is KeyPath<T, T.ID> && "\(comparison.keyPath)" == name:
+                return comparison.keyPath
+            case let .membership(membership) where membership.keyPath is KeyPath<T, T.ID> && "\(membership.keyPath)" == name:
+                return membership.keyPath
+            default: continue
+            }
+        }
+        return nil
     }
 
     /// The index to walk in order, when the order's first key has one and

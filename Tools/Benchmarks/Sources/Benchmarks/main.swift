@@ -9,6 +9,7 @@ let workloads: [Workload] = [
     tablesWorkload,
     tableProfileWorkload,
     tableScaleWorkload,
+    observationWorkload,
 ]
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
