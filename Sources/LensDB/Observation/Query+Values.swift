@@ -29,7 +29,7 @@ extension Query {
     /// Thread-safety: iterate from any task. Results are computed on the
     /// committing thread, after the commit is visible, and only for commits
     /// that change an entity the filter holds for, before or after.
-    /// With relationships (``including(_:from:_:)-(KeyPath<T,Ref<R>?>&Sendable,_,_)``),
+    /// With relationships (`including(_:from:_:)`),
     /// a change to an entity they reach emits too.
     public var values: AsyncStream<[T]> {
         guard inclusions.steps.isEmpty else {

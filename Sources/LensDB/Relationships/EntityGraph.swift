@@ -86,7 +86,7 @@ struct GraphBuilder {
 
 extension Query {
     /// The results and every entity their relationships reach (see
-    /// ``including(_:from:_:)-(KeyPath<T,Ref<R>?>&Sendable,_,_)``), from one version.
+    /// `including(_:from:_:)`), from one version.
     /// - Complexity: the query's, plus O(log n) per reference followed.
     public func graph() throws -> EntityGraph<T> {
         try buildGraph().graph

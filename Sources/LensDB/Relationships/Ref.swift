@@ -4,7 +4,7 @@
 /// Encodes as the bare identifier, so a stored reference is the id and
 /// nothing more, and an index on a reference field (`.on(\.manager)`)
 /// serves reverse lookups: `people.query.filter(\.manager == Ref(42))`.
-/// Queries follow references with ``Query/including(_:from:_:)-(KeyPath<T,Ref<R>?>&Sendable,_,_)``.
+/// Queries follow references with `including(_:from:_:)`.
 public struct Ref<T: Entity>: Codable, Hashable, Sendable, CustomStringConvertible {
     /// The referenced entity's identifier.
     public let id: T.ID
