@@ -32,21 +32,9 @@ extension Store {
     /// commit order; a consumer more than `bound` commits behind gets
     /// ``StoreChange/resyncNeeded(lastDelivered:)`` instead of a backlog.
     public func changes(bound: Int = 1024) -> AsyncStream<StoreChange> {
-        let (stream, continuation) = AsyncStream<StoreChange>.makeStream(bufferingPolicy: .bufferingOldest(max(bound, 1)))
-        let behind = Locked<(missed: Bool, lastDelivered: UInt64)>((false, 0))
-        let (start, token) = addCommitObserver { transaction in
-            let commit = StoreCommit(lsn: transaction.lsn, changes: transaction.entryChanges())
-            behind.withLock { state in
-                if state.missed {
-                    guard case .enqueued = continuation.yield(.resyncNeeded(lastDelivered: state.lastDelivered)) else { return }
-                    state.missed = false
-                }
-                if case .dropped = continuation.yield(.commit(commit)) { state.missed = true } else { state.lastDelivered = commit.lsn }
-            }
+        commitStream(bound: bound, resync: StoreChange.resyncNeeded) { transaction in
+            .commit(StoreCommit(lsn: transaction.lsn, changes: transaction.entryChanges()))
         }
-        behind.withLock { $0.lastDelivered = start.lsn }
-        continuation.onTermination = { [weak self] _ in self?.removeCommitObserver(token) }
-        return stream
     }
 
     /// ``changes(bound:)`` with the default bound.

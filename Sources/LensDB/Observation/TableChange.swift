@@ -81,30 +81,42 @@ extension Table {
     /// Thread-safety: iterate from any task. Elements are produced on the
     /// committing thread, after the commit is visible to readers.
     public func changes(bound: Int = 1024) -> AsyncStream<TableChange<T>> {
-        let (stream, continuation) = AsyncStream<TableChange<T>>.makeStream(bufferingPolicy: .bufferingOldest(max(bound, 1)))
         let name = self.name
-        let behind = Locked<(missed: Bool, lastDelivered: UInt64)>((false, 0))
-        let (start, token) = store.addCommitObserver { transaction in
-            guard let changes = transaction.rowChanges(in: name), !changes.isEmpty else { return }
-            behind.withLock { state in
-                if state.missed {
-                    // Word of the gap goes first, as soon as there is room.
-                    guard case .enqueued = continuation.yield(.resyncNeeded(lastDelivered: state.lastDelivered)) else { return }
-                    state.missed = false
-                }
-                if case .dropped = continuation.yield(.commit(TableCommit(lsn: transaction.lsn, changes))) {
-                    state.missed = true
-                } else {
-                    state.lastDelivered = transaction.lsn
-                }
-            }
+        return store.commitStream(bound: bound, resync: TableChange.resyncNeeded) { transaction in
+            guard let changes = transaction.rowChanges(in: name), !changes.isEmpty else { return nil }
+            return .commit(TableCommit(lsn: transaction.lsn, changes))
         }
-        behind.withLock { $0.lastDelivered = start.lsn }
-        let store = self.store
-        continuation.onTermination = { _ in store.removeCommitObserver(token) }
-        return stream
     }
 
     /// ``changes(bound:)`` with the default bound of 1024 commits.
     public var changes: AsyncStream<TableChange<T>> { changes() }
+}
+
+extension Store {
+    /// A stream of one element per commit `element` makes one for (nil:
+    /// none), from the one after the current version, in commit order.
+    /// Holds at most `bound` elements for a slow consumer; past that, it
+    /// drops commits and, as soon as there is room, yields `resync` with the
+    /// LSN of the last commit delivered, then goes on.
+    func commitStream<Element: Sendable>(
+        bound: Int, resync: @escaping @Sendable (UInt64) -> Element,
+        _ element: @escaping @Sendable (CommittedTransaction) -> Element?
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream(bufferingPolicy: .bufferingOldest(max(bound, 1)))
+        let behind = Locked<(missed: Bool, lastDelivered: UInt64)>((false, 0))
+        let (start, token) = addCommitObserver { transaction in
+            guard let next = element(transaction) else { return }
+            behind.withLock { state in
+                if state.missed {
+                    // Word of the gap goes first, as soon as there is room.
+                    guard case .enqueued = continuation.yield(resync(state.lastDelivered)) else { return }
+                    state.missed = false
+                }
+                if case .dropped = continuation.yield(next) { state.missed = true } else { state.lastDelivered = transaction.lsn }
+            }
+        }
+        behind.withLock { $0.lastDelivered = start.lsn }
+        continuation.onTermination = { [weak self] _ in self?.removeCommitObserver(token) }
+        return stream
+    }
 }
