@@ -48,11 +48,11 @@ extension LogWriter {
         let budget = state.lastSyncNanoseconds
         lock.unlock()
         let start = monotonicNanoseconds()
-        while turnsEnded.withLock { $0 } == seen && monotonicNanoseconds() - start < budget {
+        while turnsEnded.withLock({ $0 }) == seen && monotonicNanoseconds() - start < budget {
             sched_yield()
         }
         lock.lock()
-        if turnsEnded.withLock { $0 } == seen && state.leaderActive { lock.wait(for: signal) }
+        if turnsEnded.withLock({ $0 }) == seen && state.leaderActive { lock.wait(for: signal) }
     }
 
     /// How many turns a leader may lead for others after its own commit.
