@@ -25,7 +25,7 @@ public struct CommittedTransaction: Sendable {
     public var roots: Set<String> {
         Set(operations.compactMap {
             switch $0 {
-            case let .setRoot(name, _), let .removeRoot(name), let .declareRoot(name, _): name
+            case let .setRoot(name, _), let .removeRoot(name), let .declareRoot(name, _), let .patchRoot(name, _, _): name
             default: nil
             }
         })

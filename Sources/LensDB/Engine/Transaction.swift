@@ -73,8 +73,24 @@ public struct Transaction: Sendable {
         state.tableEncodings[table] = nil
     }
 
+    /// Sets the member at `path` of the value-format root document `name`
+    /// to the value-format bytes `value`, or removes it when `value` is nil,
+    /// logging only the member (operation 7). The byte-level form of a
+    /// ``Lens`` write, for the crash fuzzer's workloads.
+    ///
+    /// - Precondition: the root exists in the value format, every key of
+    ///   `path` but the last names an object member, and `value` decodes.
+    @_spi(CrashTesting)
+    public mutating func patchRoot(named name: String, at path: [String], to value: [UInt8]?) {
+        record(.patchRoot(name: name, path: path, value: value.map(StoredValue.encoded)))
+    }
+
     private mutating func record(_ operation: Operation) {
-        state.apply(operation)
+        do {
+            try state.apply(operation)
+        } catch {
+            preconditionFailure("\(error): a transaction records only patches that apply")
+        }
         operations.append(operation)
     }
 }
