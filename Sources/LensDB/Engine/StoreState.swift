@@ -19,6 +19,9 @@ public struct StoreState: Sendable {
     /// Tables a program opened with their type: decoded entities and their
     /// indexes, in place of the bytes in ``tables`` (a name is in one or the other).
     var typed: TreeDictionary<String, any AnyTableContents> = [:]
+    /// Roots a program opened with a type (``Store/root(_:named:default:)``):
+    /// their value is held decoded as that type, and only lenses write them.
+    var lensRootTypes: TreeDictionary<String, any AnyRootType> = [:]
 
     public init() {}
 

@@ -1,0 +1,87 @@
+extension RootedFocus {
+    /// The write of every lens: computes the new root from the transaction's
+    /// state, changes the state, and logs the smallest member that covers
+    /// the change.
+    ///
+    /// 1. Nothing happens when the new value encodes as the current one
+    ///    (semantic 3), or a remove finds nothing stored.
+    /// 2. The change is made on a copy of the root, promoting defaults on
+    ///    the way; a throw (a missing parent, `edit` itself) leaves the
+    ///    transaction as it was (semantic 4).
+    /// 3. The member logged is the highest one a default was promoted at,
+    ///    else the lens's own, else, when a key path's coding keys cannot
+    ///    be learnt, the nearest member above it whose keys are known; the
+    ///    root itself is logged whole (operation 3), a member as a patch
+    ///    (operation 7) holding only that member's bytes.
+    func write(in transaction: inout Transaction, verifying: Bool, _ edit: (Value) throws -> LensEdit<Value>) throws {
+        let stored = root.load(transaction.state)
+        let before = stored ?? root.default
+        let current = read(before)
+        var after = before
+        let trace = WriteTrace()
+        if stored == nil { trace.promote(0) }
+        switch try edit(current) {
+        case let .set(value):
+            let encoder = ValueEncoder()
+            guard try encoder.encode(value) != encoder.encode(current) else { return }
+            try update(&after, trace) { $0 = value }
+        case .remove where levels.count == 1:
+            transaction.removeRoot(named: root.name)
+            return
+        case .remove:
+            guard try levels[levels.count - 1].storedBytes(before) != nil else { return }
+            try removal(&after, trace)
+        }
+        let (level, keys) = try loggedMember(below: trace.promoted ?? levels.count - 1, before: before, after: after)
+        let value = try root.store(after, in: &transaction)
+        if level == 0 {
+            transaction.append(.setRoot(name: root.name, value: value))
+            return
+        }
+        let bytes = try levels[level].storedBytes(after)
+        transaction.append(.patchRoot(name: root.name, path: keys, value: bytes.map(StoredValue.encoded)))
+        if verifying { try verifyPatch(keys, bytes, before: before, after: after) }
+    }
+
+    /// The deepest level at or above `limit` whose object keys are known or
+    /// can be learnt from this write, and those keys.
+    private func loggedMember(below limit: Int, before: Root, after: Root) throws -> (Int, [String]) {
+        var (level, keys) = (0, [String]())
+        while level < limit, let next = try learntKeys(of: level + 1, before: before, after: after) {
+            keys += next
+            level += 1
+        }
+        return (level, keys)
+    }
+
+    /// The object keys of `level` in its parent: known, or learnt now from
+    /// the parent's encodings before and after the write (which exist both:
+    /// the parent is above any promoted level).
+    private func learntKeys(of level: Int, before: Root, after: Root) throws -> [String]? {
+        if let known = Self.knownKeys(of: levels[level].component) { return known }
+        guard case let .keyPath(keyPath)? = levels[level].component,
+              CodingPathLearning.resolution(of: keyPath) == nil,
+              let parentBefore = try levels[level - 1].storedBytes(before),
+              let parentAfter = try levels[level - 1].storedBytes(after) else { return nil }
+        let document = { (bytes: [UInt8]?) in try bytes.map { try Document(decodingBinary: $0) } }
+        let learnt = CodingPathLearning.learn(
+            keyPath, parentBefore: try Document(decodingBinary: parentBefore), parentAfter: try Document(decodingBinary: parentAfter),
+            childBefore: try document(levels[level].storedBytes(before)), childAfter: try document(levels[level].storedBytes(after)))
+        if case let .keys(keys)? = learnt { return keys }
+        return nil
+    }
+
+    /// Checks that replay, which applies the patch to the root's document,
+    /// makes what the lens holds in memory. Stores with
+    /// ``StoreOptions/checksInvariants`` (tests, the crash fuzzer) run it
+    /// after every patch a lens logs.
+    private func verifyPatch(_ keys: [String], _ bytes: [UInt8]?, before: Root, after: Root) throws {
+        var replayed = try Document(decodingBinary: ValueEncoder().encode(before))
+        let member = try bytes.map { try Document(decodingBinary: $0) }
+        let applied = replayed.patch(at: keys[...], to: member)
+        let expected = try Document(decodingBinary: ValueEncoder().encode(after))
+        let normalized = try applied ? Document(decodingBinary: ValueEncoder().encode(DocumentDecoder().decode(Root.self, from: replayed))) : nil
+        precondition(normalized == expected,
+                     "LensDB invariant violated: the patch of \(CodingPathText(root: root.name, path: keys)) would replay to another value of root \(root.name) than the lens holds; does its type encode a property under keys that depend on its value?")
+    }
+}
