@@ -35,6 +35,8 @@ public final class Store: Sendable {
     let writer: Locked<WriterSide>
     /// Published commits, handed to observers in order.
     let commitFeed = CommitFeed()
+    /// The lens notifier and whatever else the layers above keep per store.
+    let attachments = StoreAttachments()
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?

@@ -15,6 +15,9 @@ protocol LensFocus<Value>: Sendable {
     /// The object keys from the root's top to this lens as far as they are
     /// known, and whether they reach it: where notifications file the lens.
     func knownKeys() -> (keys: [String], complete: Bool)
+    /// Learns the coding keys of this lens's key paths that no write has
+    /// taught yet, from trial writes on a copy of the root in `state`.
+    func learnKeys(in state: StoreState)
 }
 
 /// What a write does to a lens's value.
@@ -54,6 +57,9 @@ struct RootedFocus<Root: Codable & Sendable, Value: Codable & Sendable>: LensFoc
     let update: @Sendable (inout Root, WriteTrace, (inout Value) throws -> Void) throws -> Void
     /// Removes the value from its parent, and stores the parent up to the root.
     let removal: @Sendable (inout Root, WriteTrace) throws -> Void
+    /// Values a trial write may set to learn coding keys: the lens's
+    /// default and its absent value.
+    var probes: [Value] = []
 
     var rootName: String { root.name }
 
@@ -93,7 +99,7 @@ struct RootedFocus<Root: Codable & Sendable, Value: Codable & Sendable>: LensFoc
             case .notRemovable: .notRemovable(path: Self.describe(name, levels[...]))
             }
         }
-        return RootedFocus<Root, Child>(
+        var focus = RootedFocus<Root, Child>(
             root: root, levels: levels,
             read: { step.effective(read($0)) },
             update: { root, trace, body in
@@ -118,6 +124,8 @@ struct RootedFocus<Root: Codable & Sendable, Value: Codable & Sendable>: LensFoc
                     do throws(LensStepFailure) { try step.assign(&parent, nil) } catch { throw failure(error) }
                 }
             })
+        focus.probes = [step.default, step.absent].compactMap { $0 }
+        return focus
     }
 
     var description: String { Self.describe(root.name, levels[...]) }
