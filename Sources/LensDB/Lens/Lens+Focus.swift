@@ -8,9 +8,10 @@ extension Lens {
     /// The key path must lead to stored properties (synthesized `Codable`
     /// encodes each under one key); see the article "Root lens".
     public func lens<V: Codable & Sendable>(_ keyPath: WritableKeyPath<Value, V> & Sendable) -> Lens<V> {
-        focused(LensStep(.keyPath(keyPath), default: nil, stored: { parent in
+        let optional = OptionalValues.isOptional(V.self)
+        return focused(LensStep(.keyPath(keyPath), default: nil, stored: { parent in
             let value = parent[keyPath: keyPath]
-            return OptionalValues.isNil(value) ? nil : value
+            return optional && OptionalValues.isNil(value) ? nil : value
         }, assign: { parent, child throws(LensStepFailure) in
             guard let value = child ?? OptionalValues.absent(V.self) else { throw .notRemovable }
             parent[keyPath: keyPath] = value

@@ -63,6 +63,7 @@ final class LensWatch: Sendable {
 
 /// ``Lens/values``: the current value, then each change of it.
 public struct LensValues<Value: Codable & Sendable>: AsyncSequence, Sendable {
+    /// The lens's value.
     public typealias Element = Value
     let lens: Lens<Value>
 
@@ -72,6 +73,7 @@ public struct LensValues<Value: Codable & Sendable>: AsyncSequence, Sendable {
         return Iterator(channel: channel, watch: watch, initial: channel.initialValue)
     }
 
+    /// One iteration: it watches the lens until it is released.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let channel: LensChannel<Value>
         let watch: LensWatch
@@ -91,6 +93,7 @@ public struct LensValues<Value: Codable & Sendable>: AsyncSequence, Sendable {
 
 /// ``Lens/changes``: each change of the value, as `(old, new)`.
 public struct LensChanges<Value: Codable & Sendable>: AsyncSequence, Sendable {
+    /// The value the consumer saw last, and the newest one.
     public typealias Element = (old: Value, new: Value)
     let lens: Lens<Value>
 
@@ -100,6 +103,7 @@ public struct LensChanges<Value: Codable & Sendable>: AsyncSequence, Sendable {
         return Iterator(channel: channel, watch: watch)
     }
 
+    /// One iteration: it watches the lens until it is released.
     public struct Iterator: AsyncIteratorProtocol, Sendable {
         let channel: LensChannel<Value>
         let watch: LensWatch

@@ -45,7 +45,11 @@ public struct Lens<Value: Codable & Sendable>: Sendable {
     /// or absent (nil, `Document.null`). Never waits for a writer.
     /// - Complexity: one key-path read per level for a typed root; for a
     ///   ``Document`` lens on a root opened with a type, an encoding of the root.
-    public var value: Value { focus.value(in: store.current) }
+    public var value: Value {
+        // The root's slot alone, not a copy of the whole version: a read
+        // costs one retain, whatever else the store holds.
+        focus.value(root: store.published.withLock { $0.roots[focus.rootName] })
+    }
 
     /// The value in `version`, a state of this store (``Store/current``, or
     /// ``Transaction/state``): read several lenses from one version to see

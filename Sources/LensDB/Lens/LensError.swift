@@ -20,6 +20,7 @@ public enum LensError: Error, Sendable, Equatable, CustomStringConvertible {
     /// ``Transaction/setRoot(_:named:)-([UInt8],String)``), not a document.
     case rawRoot(root: String)
 
+    /// One sentence: the path, what happened, and what to do.
     public var description: String {
         switch self {
         case let .missingParent(path):

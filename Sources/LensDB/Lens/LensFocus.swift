@@ -7,6 +7,8 @@ protocol LensFocus<Value>: Sendable {
     var description: String { get }
     /// The lens's value in `state`: the stored value, its default, or absent.
     func value(in state: StoreState) -> Value
+    /// The lens's value when its root's slot in a state holds `slot`.
+    func value(root slot: StoredValue?) -> Value
     /// Reads the value in the transaction, lets `edit` say what to change,
     /// and makes that change in the transaction; see `RootedFocus.write`.
     func write(in transaction: inout Transaction, verifying: Bool, _ edit: (Value) throws -> LensEdit<Value>) throws
@@ -84,6 +86,10 @@ struct RootedFocus<Root: Codable & Sendable, Value: Codable & Sendable>: LensFoc
 
     func value(in state: StoreState) -> Value {
         read(root.load(state) ?? root.default)
+    }
+
+    func value(root slot: StoredValue?) -> Value {
+        read(root.load(slot) ?? root.default)
     }
 
     func appending<Child: Codable & Sendable>(_ step: LensStep<Value, Child>) -> any LensFocus<Child> {

@@ -30,8 +30,11 @@ struct LensRoot<Root: Codable & Sendable>: Sendable {
     let `default`: Root
 
     /// The root as stored in `state`; nil when it does not exist.
-    func load(_ state: StoreState) -> Root? {
-        guard let stored = state.roots[name] else { return nil }
+    func load(_ state: StoreState) -> Root? { load(state.roots[name]) }
+
+    /// The root from its slot in a state; nil when it does not exist.
+    func load(_ slot: StoredValue?) -> Root? {
+        guard let stored = slot else { return nil }
         if case let .decoded(typed as TypedRoot<Root>) = stored { return typed.value }
         if Root.self == Document.self { return Self.document(of: stored) as? Root }
         // Opening the root with its type made it a TypedRoot, and every later

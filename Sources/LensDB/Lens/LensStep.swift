@@ -65,6 +65,12 @@ enum OptionalValues {
         (value as? any OptionalValue)?.isNil ?? false
     }
 
+    /// Whether `T` is an `Optional`. Asked once per lens, so that reading a
+    /// value of any other type never pays for a dynamic cast.
+    static func isOptional<T>(_ type: T.Type) -> Bool {
+        T.self is any OptionalValue.Type
+    }
+
     /// `T`'s nil when `T` is an `Optional`; `.null` for a ``Document``.
     static func absent<T>(_ type: T.Type) -> T? {
         if T.self == Document.self { return Document.null as? T }

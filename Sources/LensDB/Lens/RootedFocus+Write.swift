@@ -36,8 +36,10 @@ extension RootedFocus {
         }
         let (level, keys) = try loggedMember(below: trace.promoted ?? levels.count - 1, before: before, after: after)
         let value = try root.store(after, in: &transaction)
-        let memberBefore = trace.promoted == level ? nil : try levels[level].storedBytes(before)
         let memberAfter = try levels[level].storedBytes(after)
+        // Only an object is compared member by member; a scalar is logged as it is.
+        let comparable = trace.promoted != level && memberAfter?.first == ValueTag.map.rawValue
+        let memberBefore = comparable ? try levels[level].storedBytes(before) : nil
         guard let patches = try Self.patches(keys, from: memberBefore, to: memberAfter, whole: level > 0) else {
             transaction.append(.setRoot(name: root.name, value: value))
             return

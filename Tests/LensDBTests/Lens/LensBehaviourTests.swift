@@ -76,9 +76,10 @@ import Testing
     }
 
     @Test func aTransactionWritesLensesAndTablesAsOneRecordOrNothing() throws {
-        let store = try lensStore()
-        let state = try store.root(AppState.self, named: "app", default: AppState())
-        let people = try store.table(Person.self, named: "people")
+        let fileSystem = SimulatedFileSystem()
+        var store = try lensStore(fileSystem)
+        var state = try store.root(AppState.self, named: "app", default: AppState())
+        var people = try store.table(Person.self, named: "people")
         var random = SeededGenerator(seed: 1)
         let alice = Person.random(1, using: &random)
         try store.write { tx in
@@ -96,6 +97,11 @@ import Testing
             }
         }
         #expect(store.current.lsn == 1 && state.value.theme == "dark" && people[1] == alice)
+        store.close()
+        store = try lensStore(fileSystem)
+        state = try store.root(AppState.self, named: "app", default: AppState())
+        people = try store.table(Person.self, named: "people")
+        #expect(state.value.theme == "dark" && state.value.counters == ["people": 1] && people[1] == alice, "the record held both")
     }
 
     @Test func typedAndDynamicLensesShareOneDocument() throws {
@@ -117,7 +123,7 @@ import Testing
 
     /// A key path's coding keys come from the encoding: a renamed coding
     /// key is where the patch goes, and replay puts the value back in place.
-    @Test func aRenamedCodingKeyIsLearntAndPatchedAtItsPlace() throws {
+    @Test func aRenamedCodingKeyIsLearntAndPatchedAtItsPlace() async throws {
         struct Renamed: Codable, Sendable, Equatable {
             var enabled = false
             var level = 0
@@ -145,6 +151,10 @@ import Testing
         }
         #expect(path == ["inner", "on"])
         #expect(try value.bytes() == [0x02])
+        #expect(CodingPathLearning.resolution(of: \Root.inner.enabled) == .keys(["inner", "on"]))
+        // Watching learns a key path's keys from trial writes, before any write through it.
+        for await _ in root.lens(\.inner.level).values { break }
+        #expect(CodingPathLearning.resolution(of: \Root.inner.level) == .keys(["inner", "lvl"]))
         try root.lens(\.computedLevel).set(7)
         let logged = try lastLoggedOperations(store, fileSystem).compactMap { operation -> [String]? in
             if case let .patchRoot("r", path, _) = operation { return path }

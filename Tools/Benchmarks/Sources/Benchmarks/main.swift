@@ -6,6 +6,9 @@ let workloads: [Workload] = [
     logWorkload,
     openWorkload,
     compactionStallWorkload,
+    lensWorkload,
+    lensNotifyWorkload,
+    lensDeltaWorkload,
 ]
 
 let chosen = CommandLine.arguments.dropFirst()
