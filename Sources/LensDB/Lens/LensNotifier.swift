@@ -13,8 +13,6 @@
 /// the lens's value, and never waits for its consumer.
 final class LensNotifier: Sendable {
     private struct State {
-        /// The commit observer, while any lens is watched.
-        var token: Int?
         /// The newest version delivered (or the observer's starting version).
         var latest: StoreState?
         var tries: [String: LensTrie] = [:]
@@ -25,9 +23,10 @@ final class LensNotifier: Sendable {
     }
 
     private let state = Locked(State())
-    /// Serializes starting and stopping the commit observer. Taken before
-    /// the writers' lock (which starting needs); delivery never takes it.
-    private let lifecycle = Locked(())
+    /// The commit observer's token while any lens is watched. Its lock
+    /// serializes starting and stopping the observer; it is taken before
+    /// the writers' lock (which starting needs), and delivery never takes it.
+    private let observer = Locked<Int?>(nil)
 
     /// Files `watcher` for the lens `focus` of `store`, made from the
     /// version the notifier holds now, and starts observing commits if this
@@ -35,11 +34,11 @@ final class LensNotifier: Sendable {
     ///
     /// Not from inside a write block of `store`: starting takes the writers' lock.
     func watch<W: LensWatcher>(_ focus: some LensFocus, of store: Store, _ make: (StoreState) -> W) -> (Int, W) {
-        lifecycle.withLock { _ in
-            if state.withLock({ $0.token == nil }) {
+        observer.withLock { observer in
+            if observer == nil {
                 let (start, token) = store.addCommitObserver { [self] transaction in deliver(transaction) }
+                observer = token
                 state.withLock { state in
-                    state.token = token
                     // A commit delivered meanwhile is newer than the start.
                     if (state.latest?.lsn ?? 0) < start.lsn || state.latest == nil { state.latest = start }
                 }
@@ -56,16 +55,18 @@ final class LensNotifier: Sendable {
 
     /// Stops watching `id`; the last one stops the commit observer.
     func unwatch(_ id: Int, root: String, of store: Store) {
-        lifecycle.withLock { _ in
-            let token = state.withLock { state -> Int? in
+        observer.withLock { observer in
+            let unwatched = state.withLock { state -> Bool in
                 state.tries[root]?.remove(id)
                 if state.tries[root]?.isEmpty == true { state.tries[root] = nil }
-                guard state.tries.isEmpty, let token = state.token else { return nil }
-                state.token = nil
+                guard state.tries.isEmpty else { return false }
                 state.latest = nil
-                return token
+                return true
             }
-            if let token { store.removeCommitObserver(token) }
+            if unwatched, let token = observer {
+                store.removeCommitObserver(token)
+                observer = nil
+            }
         }
     }
 
