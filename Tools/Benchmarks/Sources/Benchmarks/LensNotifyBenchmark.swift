@@ -55,7 +55,7 @@ let lensNotifyWorkload = Workload(
     }, rounds: 5, window: 0.4)
     printTable(["lenses watched", "commits/s (.buffered)", "µs per commit", "vs 10 watched", "per round: median (min–max)"],
         leaves.indices.map { index in
-            [format(Double(watchedCounts[index])), format(results.rate(index)), String(format: "%.1f", 1e6 / results.rate(index)),
+            ["\(watchedCounts[index])", format(results.rate(index)), String(format: "%.1f", 1e6 / results.rate(index)),
              String(format: "%.2f×", results.rate(0) / results.rate(index)),
              index == 0 ? "" : timesSpread(results.roundRatios(0) { results.roundRates[index][$0] })]
         })
