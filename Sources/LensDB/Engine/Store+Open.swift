@@ -210,7 +210,12 @@ extension Store {
         guard let operations = TransactionFormat.decode(record.payload) else {
             throw StoreError.malformedRecord(file: file, offset: record.offset, lsn: record.lsn)
         }
-        for operation in operations { state.apply(operation) }
+        do {
+            for operation in operations { try state.apply(operation) }
+        } catch {
+            // A patch that does not apply: LensDB never logs one.
+            throw StoreError.malformedRecord(file: file, offset: record.offset, lsn: record.lsn)
+        }
         state.lsn = record.lsn
     }
 }

@@ -42,7 +42,7 @@ extension Store {
         // store's own write block fails here instead of waiting for itself.
         return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
             try checkWritable(side)
-            var transaction = Transaction(base: side.head)
+            var transaction = Transaction(base: side.head, store: ObjectIdentifier(self))
             let result = try body(&transaction)
             // An empty transaction still returns only once the state it read
             // is as durable as asked, so `.full` is a barrier either way.

@@ -40,6 +40,8 @@ public final class Store: Sendable {
     /// Which table holds each entity type ("" when several do): where
     /// references are followed.
     let entityTables = Locked<[ObjectIdentifier: String]>([:])
+    /// The lens notifier and whatever else the layers above keep per store.
+    let attachments = StoreAttachments()
     /// One compaction at a time.
     let compaction = Locked<CompactionSide>(CompactionSide())
     let lock: (any FileLock)?

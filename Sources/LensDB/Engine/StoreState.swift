@@ -19,6 +19,9 @@ public struct StoreState: Sendable {
     /// Tables a program opened with their type: decoded entities and their
     /// indexes, in place of the bytes in ``tables`` (a name is in one or the other).
     var typed: TreeDictionary<String, TableStorage> = [:]
+    /// Roots a program opened with a type (``Store/root(_:named:default:)``):
+    /// their value is held decoded as that type, and only lenses write them.
+    var lensRootTypes: TreeDictionary<String, any AnyRootType> = [:]
 
     public init() {}
 
@@ -75,7 +78,11 @@ public struct StoreState: Sendable {
     /// The total number of table entries and root documents.
     public var itemCount: Int { tables.values.reduce(roots.count) { $0 + $1.count } + typed.values.reduce(0) { $0 + $1.count } }
 
-    mutating func apply(_ operation: Operation) {
+    /// Applies one operation, as replay and a transaction do.
+    /// - Throws: ``PatchFailure`` for a patch that does not apply (its root
+    ///   is missing, not in the value format, or has no object on the way);
+    ///   nothing changed then. Every other operation applies.
+    mutating func apply(_ operation: Operation) throws(PatchFailure) {
         switch operation {
         case let .put(table, key, value):
             precondition(typed[table] == nil, "table \(table) is open with its type; write it through its Table")
@@ -100,6 +107,8 @@ public struct StoreState: Sendable {
             tableEncodings[table] = encoding
         case let .declareRoot(name, encoding):
             rootEncodings[name] = encoding
+        case let .patchRoot(name, path, value):
+            try patchRoot(name, at: path, to: value)
         }
     }
 }
@@ -116,4 +125,10 @@ public enum Operation: Sendable {
     /// Records how the root document `name` is encoded; precedes a set that
     /// changes it, in the same transaction.
     case declareRoot(name: String, encoding: ValueEncoding)
+    /// Sets the member at `path` inside the value-format root document
+    /// `name` to `value`, or removes it when `value` is nil (log format v3):
+    /// what a lens logs when it changes one part of a large document. `path`
+    /// is one or more object keys from the document's top; every key but the
+    /// last names an existing object.
+    case patchRoot(name: String, path: [String], value: StoredValue?)
 }

@@ -20,3 +20,14 @@ public enum StoredValue: Sendable {
         }
     }
 }
+
+extension Document: SelfEncodingValue {
+    /// The document in the value format, object keys sorted by their UTF-8
+    /// bytes: how a root document that patches changed is kept in memory
+    /// and written to snapshots.
+    /// - Throws: `EncodingError.invalidValue` when it nests deeper than
+    ///   ``ValueFormat/maxDepth``.
+    public func encodedBytes() throws -> [UInt8] {
+        try ValueEncoder().encode(self)
+    }
+}

@@ -6,8 +6,14 @@ public struct Transaction: Sendable {
     /// The state as the transaction has made it so far.
     public internal(set) var state: StoreState
     private(set) var operations: [Operation] = []
+    /// The store whose write block runs this transaction: a view (a lens)
+    /// belonging to another store must not write into it.
+    let store: ObjectIdentifier?
 
-    init(base: StoreState) { state = base }
+    init(base: StoreState, store: ObjectIdentifier? = nil) {
+        state = base
+        self.store = store
+    }
 
     /// Inserts or replaces the value under `key` in `table`, whose keys and
     /// values are encoded as `encoding` says (declared with the first put
@@ -35,7 +41,12 @@ public struct Transaction: Sendable {
     }
 
     /// Sets the root document `name`, encoded as `encoding` says.
+    ///
+    /// - Precondition: the root is not open with a type
+    ///   (``Store/root(_:named:default:)``): such a root is written through
+    ///   its lenses, which keep it decoded.
     public mutating func setRoot(_ value: StoredValue, named name: String, encoding: ValueEncoding) {
+        precondition(state.lensRootTypes[name] == nil, "root \(name) is open with a type; write it through its lens")
         if state.encoding(ofRoot: name) != encoding { record(.declareRoot(name: name, encoding: encoding)) }
         record(.setRoot(name: name, value: value))
     }
@@ -70,14 +81,39 @@ public struct Transaction: Sendable {
         operations.append(operation)
     }
 
+    /// Declares the root `name` a document in the value format, unless it
+    /// is: what a patch of it needs before it (operation 6, then 7).
+    mutating func declareValueFormat(root name: String) {
+        guard state.encoding(ofRoot: name) != .valueFormat else { return }
+        state.rootEncodings[name] = .valueFormat
+        operations.append(.declareRoot(name: name, encoding: .valueFormat))
+    }
+
     /// Drops a table's declared encoding once it holds nothing, as replay
     /// of the remove that emptied it does.
     mutating func forgetEncoding(ofTable table: String) {
         state.tableEncodings[table] = nil
     }
 
+    /// Sets the member at `path` of the value-format root document `name`
+    /// to the value-format bytes `value`, or removes it when `value` is nil,
+    /// logging only the member (operation 7). The byte-level form of a
+    /// ``Lens`` write, for the crash fuzzer's workloads.
+    ///
+    /// - Precondition: the root exists in the value format, every key of
+    ///   `path` but the last names an object member, and `value` decodes.
+    @_spi(CrashTesting)
+    public mutating func patchRoot(named name: String, at path: [String], to value: [UInt8]?) {
+        precondition(state.lensRootTypes[name] == nil, "root \(name) is open with a type; write it through its lens")
+        record(.patchRoot(name: name, path: path, value: value.map(StoredValue.encoded)))
+    }
+
     private mutating func record(_ operation: Operation) {
-        state.apply(operation)
+        do {
+            try state.apply(operation)
+        } catch {
+            preconditionFailure("\(error): a transaction records only patches that apply")
+        }
         operations.append(operation)
     }
 }

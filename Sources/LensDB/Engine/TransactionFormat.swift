@@ -12,6 +12,8 @@ import LensLog
 //   removeRoot:= 4 name(string)
 //   declareTable := 5 table(string) keyEncoding(u8) valueEncoding(u8)   (log format v2)
 //   declareRoot  := 6 name(string) valueEncoding(u8)                    (log format v2)
+//   patchRoot    := 7 name(string) keyCount(varint) key(string)* change  (log format v3)
+//   change       := 1 value(bytes)   (set the member)  |  2   (remove it)
 //   string, bytes := length(varint) raw
 
 /// The kind of an operation in a transaction payload. Stored on disk — never renumber.
@@ -24,6 +26,16 @@ enum OperationKind: UInt8 {
     case declareTable = 5
     /// Since log format v2: a root document's value encoding.
     case declareRoot = 6
+    /// Since log format v3: one member of a root document set or removed.
+    case patchRoot = 7
+}
+
+/// What a patch (operation 7) does to its member. Stored on disk — never renumber.
+enum PatchChange: UInt8 {
+    /// The member is set to the value that follows.
+    case set = 1
+    /// The member is removed.
+    case remove = 2
 }
 
 enum TransactionFormat {
@@ -58,6 +70,17 @@ enum TransactionFormat {
                 bytes.append(OperationKind.declareRoot.rawValue)
                 bytes.appendLengthPrefixed(name)
                 bytes.append(encoding.rawValue)
+            case let .patchRoot(name, path, value):
+                bytes.append(OperationKind.patchRoot.rawValue)
+                bytes.appendLengthPrefixed(name)
+                bytes.appendVarint(UInt64(path.count))
+                for key in path { bytes.appendLengthPrefixed(key) }
+                if let value {
+                    bytes.append(PatchChange.set.rawValue)
+                    bytes.appendLengthPrefixed(try value.bytes())
+                } else {
+                    bytes.append(PatchChange.remove.rawValue)
+                }
             }
         }
         return bytes
@@ -98,8 +121,28 @@ enum TransactionFormat {
         case .declareRoot?:
             guard let name = cursor.string(), let value = cursor.byte().flatMap(ValueEncoding.init(rawValue:)) else { return nil }
             return .declareRoot(name: name, encoding: value)
+        case .patchRoot?:
+            return decodePatch(&cursor)
         case nil:
             return nil
+        }
+    }
+
+    /// A patch: at least one key and at most ``ValueFormat/maxDepth``, since
+    /// a deeper member could not be encoded.
+    private static func decodePatch(_ cursor: inout ByteCursor) -> Operation? {
+        guard let name = cursor.string(), let count = cursor.varint(), (1...UInt64(ValueFormat.maxDepth)).contains(count) else { return nil }
+        var path: [String] = []
+        for _ in 0..<count {
+            guard let key = cursor.string() else { return nil }
+            path.append(key)
+        }
+        switch cursor.byte().flatMap(PatchChange.init(rawValue:)) {
+        case .set?:
+            guard let value = cursor.lengthPrefixed() else { return nil }
+            return .patchRoot(name: name, path: path, value: .encoded(value))
+        case .remove?: return .patchRoot(name: name, path: path, value: nil)
+        case nil: return nil
         }
     }
 }

@@ -3,10 +3,14 @@ import LensLog
 /// One transaction as `logtool dump` prints it.
 public struct DumpedTransaction: Codable, Sendable {
     public struct DumpedOperation: Codable, Sendable {
-        /// put, remove, setRoot, removeRoot, declareTable, declareRoot.
+        /// put, remove, setRoot, removeRoot, declareTable, declareRoot, patchRoot.
         public var op: String
         public var table: String?
         public var root: String?
+        /// For patchRoot: the object keys from the root document's top to the member.
+        public var path: [String]?
+        /// For patchRoot: `set` (``value`` is the member's new value) or `remove`.
+        public var change: String?
         public var key: RenderedValue?
         public var value: RenderedValue?
         /// For declarations: the encoding declared, as text.
@@ -154,20 +158,28 @@ extension StoreInspector {
         case let .removeRoot(name): return .init(op: "removeRoot", root: name)
         case let .declareTable(table, encoding): return .init(op: "declareTable", table: table, encoding: "\(encoding)")
         case let .declareRoot(name, encoding): return .init(op: "declareRoot", root: name, encoding: "values: \(encoding)")
+        case let .patchRoot(name, path, value?):
+            return .init(op: "patchRoot", root: name, path: path, change: "set",
+                         value: RenderedValue(value: bytes(value), encoding: catalog.roots[name]))
+        case let .patchRoot(name, path, nil): return .init(op: "patchRoot", root: name, path: path, change: "remove")
         }
     }
 }
 
 extension DumpedTransaction.DumpedOperation {
-    /// `people[1]`, `people` for a declaration, or the root document's name.
+    /// `people[1]`, `people` for a declaration, the root document's name,
+    /// or for a patch the member's path: `settings.protection.enabled`.
     public var target: String {
+        if let root, let path { return CodingPathText(root: root, path: path).description }
         guard let table else { return root ?? "" }
         return key.map { "\(table)[\($0.text)]" } ?? table
     }
 
-    /// `put people[1] = {...}`, `setRoot settings = {...}`, `declareTable people (keys: …)`.
+    /// `put people[1] = {...}`, `setRoot settings = {...}`, `declareTable people (keys: …)`,
+    /// `patchRoot settings.protection.enabled = true`, `patchRoot settings.flags.beta removed`.
     public var text: String {
         if let encoding { return "\(op) \(target) (\(encoding))" }
+        if change == "remove" { return "\(op) \(target) removed" }
         return value.map { "\(op) \(target) = \($0.text)" } ?? "\(op) \(target)"
     }
 }

@@ -55,7 +55,7 @@ extension CommittedTransaction {
                     table: table, root: nil, key: Self.document(key: key, encoding?.key),
                     old: Self.document(before.value(in: table, key: key), encoding?.value),
                     new: Self.document(after.value(in: table, key: key), encoding?.value)))
-            case let .setRoot(name, _), let .removeRoot(name):
+            case let .setRoot(name, _), let .removeRoot(name), let .patchRoot(name, _, _):
                 guard seen.insert("r\(name)").inserted else { continue }
                 changes.append(EntryChange(
                     table: nil, root: name, key: nil,

@@ -127,28 +127,9 @@ struct TableLoader<T: Entity> {
         }
     }
 
-    static func codingPath(_ error: Error) -> String {
-        guard let error = error as? DecodingError else { return "" }
-        let context: DecodingError.Context
-        switch error {
-        case let .typeMismatch(_, c), let .valueNotFound(_, c), let .keyNotFound(_, c), let .dataCorrupted(c): context = c
-        @unknown default: return ""
-        }
-        var path = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        if case let .keyNotFound(key, _) = error { path += ".\(key.stringValue)" }
-        return path.hasPrefix(".") ? String(path.dropFirst()) : path
-    }
+    static func codingPath(_ error: Error) -> String { DecodingFailure.codingPath(error) }
 
-    static func reason(_ error: Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        switch error {
-        case let .keyNotFound(key, _): return "the field \(key.stringValue) is missing"
-        case let .typeMismatch(type, context): return "expected \(type): \(context.debugDescription)"
-        case let .valueNotFound(type, context): return "expected \(type), found nothing: \(context.debugDescription)"
-        case let .dataCorrupted(context): return context.debugDescription
-        @unknown default: return "\(error)"
-        }
-    }
+    static func reason(_ error: Error) -> String { DecodingFailure.reason(error) }
 }
 
 /// The positions of `keys` in ascending order. Sorting positions, with the

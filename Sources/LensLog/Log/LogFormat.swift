@@ -1,18 +1,19 @@
-// The numbers of log format v2. The article "Log format" in the LensDB
+// The numbers of log format v3. The article "Log format" in the LensDB
 // documentation catalog (Sources/LensDB/LensDB.docc/LogFormat.md) is the spec:
 // grammar, offsets, widths, a worked example and what a reader does with each
 // kind of damage. Everything here is stored on disk — never renumber.
 
-/// Constants of the log file format, version 2.
+/// Constants of the log file format, version 3.
 ///
 /// Versions: 1, the first; 2 adds transaction operations 5 and 6 (table and
-/// root encodings) and changes nothing else, so a v2 reader reads v1 files
-/// as they are. A v1 reader refuses v2 files by their header.
+/// root encodings); 3 adds operation 7 (a patch of one member of a root
+/// document). Each changes nothing else, so a v3 reader reads v1 and v2
+/// files as they are, and an older reader refuses a newer file by its header.
 public enum LogFormat {
     /// "LENSLOG" and a zero byte: the first 8 bytes of every log file.
     public static let magic: [UInt8] = [0x4C, 0x45, 0x4E, 0x53, 0x4C, 0x4F, 0x47, 0x00]
     /// The format version this code writes, and the newest it reads.
-    public static let version: UInt32 = 2
+    public static let version: UInt32 = 3
 
     /// File header: magic(8) version(4) reserved(4) generation(8) firstLSN(8) crc(4).
     public static let fileHeaderSize = 36

@@ -11,6 +11,7 @@ import Testing
     @Test(arguments: [
         ("GettingStarted.md", "GettingStartedExample.swift"),
         ("DurabilityAndRecovery.md", "CrashHandlingExample.swift"),
+        ("RootLens.md", "RootLensExample.swift"),
     ])
     func articleQuotesItsTestedExample(article: String, example: String) throws {
         let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/LensDBTests/Docs/\(example)"), encoding: .utf8)

@@ -48,6 +48,9 @@ public struct CrashWorkload: Sendable {
     public init(seed: UInt64, steps count: Int) {
         self.seed = seed
         var random = SeededGenerator(seed: seed)
+        // What the store holds if every transaction so far commits: patches
+        // are drawn only where their path exists, as lenses log them.
+        var shadow = ReferenceModel()
         var steps: [CrashStep] = []
         for _ in 0..<count {
             let durability: Durability = Bool.random(using: &random) ? .full : .buffered
@@ -57,21 +60,25 @@ public struct CrashWorkload: Sendable {
             case 9..<13: steps.append(.finishCompaction)
             case 13..<19: steps.append(.flush)
             case 19..<31:
-                let transactions = (0..<Int.random(in: 2...5, using: &random)).map { _ in Self.transaction(&random) }
+                let transactions = (0..<Int.random(in: 2...5, using: &random)).map { _ in Self.transaction(&random, &shadow) }
                 steps.append(.group(transactions, durability))
             default:
-                steps.append(.write(Self.transaction(&random), durability))
+                steps.append(.write(Self.transaction(&random, &shadow), durability))
             }
         }
         self.steps = steps
     }
 
-    private static func transaction(_ random: inout SeededGenerator) -> [ModelOperation] {
-        (0..<Int.random(in: 1...4, using: &random)).map { _ in operation(&random) }
+    private static func transaction(_ random: inout SeededGenerator, _ shadow: inout ReferenceModel) -> [ModelOperation] {
+        (0..<Int.random(in: 1...4, using: &random)).map { _ in
+            let operation = Int.random(in: 0..<5, using: &random) == 0 ? documentOperation(&random, shadow) : operation(&random)
+            shadow.apply([operation])
+            return operation
+        }
     }
 
     private static func operation(_ random: inout SeededGenerator) -> ModelOperation {
-        if Int.random(in: 0..<5, using: &random) == 0 { return typedOperation(&random) }
+        if Int.random(in: 0..<4, using: &random) == 0 { return typedOperation(&random) }
         let table = ["people", "orders"][Int.random(in: 0...1, using: &random)]
         let key = Array("k\(Int.random(in: 0..<12, using: &random))".utf8)
         switch Int.random(in: 0..<10, using: &random) {

@@ -1,4 +1,4 @@
-import LensDB
+@_spi(CrashTesting) import LensDB
 
 /// One change, as the reference model and the store both see it.
 public enum ModelOperation: Sendable, Equatable {
@@ -6,6 +6,9 @@ public enum ModelOperation: Sendable, Equatable {
     case remove(table: String, key: [UInt8])
     case setRoot(name: String, value: [UInt8], encoding: ValueEncoding = .raw)
     case removeRoot(name: String)
+    /// Sets (value-format bytes) or removes (nil) one member of a
+    /// value-format root document, as a lens write logs it.
+    case patchRoot(name: String, path: [String], value: [UInt8]?)
 
     /// Applies the change to a store transaction.
     public func apply(to transaction: inout Transaction) {
@@ -14,6 +17,7 @@ public enum ModelOperation: Sendable, Equatable {
         case let .remove(table, key): transaction.remove(key, from: table)
         case let .setRoot(name, value, encoding): transaction.setRoot(.encoded(value), named: name, encoding: encoding)
         case let .removeRoot(name): transaction.removeRoot(named: name)
+        case let .patchRoot(name, path, value): transaction.patchRoot(named: name, at: path, to: value)
         }
     }
 }
@@ -47,8 +51,27 @@ public struct ReferenceModel: Sendable, Equatable {
             case let .removeRoot(name):
                 roots[name] = nil
                 rootEncodings[name] = nil
+            case let .patchRoot(name, path, value):
+                // The workloads patch only roots and paths that exist.
+                let document = try! Document(decodingBinary: roots[name]!)
+                let member = value.map { try! Document(decodingBinary: $0) }
+                roots[name] = Self.patched(document, path[...], to: member)!.binaryEncoded()
             }
         }
+    }
+
+    /// `document` with the member at `path` set to `value` or removed (nil),
+    /// rebuilt level by level; nil when a key on the way is not an object member.
+    static func patched(_ document: Document, _ path: ArraySlice<String>, to value: Document?) -> Document? {
+        guard case .object = document, let key = path.first else { return nil }
+        var copy = document
+        guard path.count > 1 else {
+            if let value { copy[key] = value } else { copy.removeValue(forKey: key) }
+            return copy
+        }
+        guard let child = document.member(at: [key]), let changed = patched(child, path.dropFirst(), to: value) else { return nil }
+        copy[key] = changed
+        return copy
     }
 
     /// Whether `state` holds exactly the model's tables and roots.

@@ -10,6 +10,9 @@ let workloads: [Workload] = [
     tableProfileWorkload,
     tableScaleWorkload,
     observationWorkload,
+    lensWorkload,
+    lensNotifyWorkload,
+    lensDeltaWorkload,
 ]
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {

@@ -1,0 +1,92 @@
+import Foundation
+import LensLog
+import LensTestSupport
+import Testing
+@_spi(CrashTesting) @testable import LensDB
+
+/// Operation 7 below the lenses: patches apply in memory, in replay and
+/// through compaction alike, and a patch that cannot apply fails the open.
+@Suite struct RootPatchTests {
+    let path = "/p.lensdb"
+
+    func options(_ fileSystem: SimulatedFileSystem) -> StoreOptions {
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        options.checksInvariants = true
+        options.compactionLogRatio = nil
+        options.log.backgroundSyncInterval = nil
+        return options
+    }
+
+    @Test func patchesAreReplayedFromTheLogAndKeptWholeBySnapshots() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        let start: Document = ["protection": ["enabled": false, "retries": 3], "flags": ["beta": true, "gamma": false]]
+        try store.write { tx in tx.setRoot(.encoded(start.binaryEncoded()), named: "app", encoding: .valueFormat) }
+        try store.write { tx in
+            tx.patchRoot(named: "app", at: ["protection", "enabled"], to: Document.bool(true).binaryEncoded())
+            tx.patchRoot(named: "app", at: ["flags", "beta"], to: nil)
+            tx.patchRoot(named: "app", at: ["flags", "absent"], to: nil)
+        }
+        var expected = start
+        expected["protection"]["enabled"] = true
+        expected["flags"].removeValue(forKey: "beta")
+        #expect(try Document(decodingBinary: store.current.root(named: "app")!.bytes()) == expected)
+        store.close()
+        let replayed = try Store(at: path, options: options(fileSystem))
+        #expect(try replayed.current.root(named: "app")!.bytes() == expected.binaryEncoded())
+        try replayed.compact()
+        replayed.close()
+        let fromSnapshot = try Store(at: path, options: options(fileSystem))
+        defer { fromSnapshot.close() }
+        #expect(fromSnapshot.openStatistics.recovery.snapshot != nil)
+        #expect(try fromSnapshot.current.root(named: "app")!.bytes() == expected.binaryEncoded())
+    }
+
+    @Test(arguments: [
+        ("missing", ["a"]),                // the root does not exist
+        ("app", ["scalar", "below"]),      // a member on the way is not an object
+        ("app", ["none", "below"]),        // a member on the way is missing
+    ])
+    func aPatchThatDoesNotApplyFailsTheOpenAsAMalformedRecord(root: String, keys: [String]) throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        let document: Document = ["scalar": 1]
+        try store.write { tx in tx.setRoot(.encoded(document.binaryEncoded()), named: "app", encoding: .valueFormat) }
+        store.close()
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        let log = try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: 2), generation: 2, firstLSN: 2, options: LogWriterOptions())
+        _ = try log.enqueue(TransactionFormat.encode([.patchRoot(name: root, path: keys, value: .encoded([0x02]))]))
+        try log.flush()
+        log.close()
+        #expect(throws: StoreError.malformedRecord(file: directory.logPath(generation: 2), offset: Int64(LogFormat.fileHeaderSize), lsn: 2)) {
+            try Store(at: path, options: options(fileSystem))
+        }
+    }
+
+    /// A store written by log format v2 (`Tests/Fixtures/format-v2.lensdb`:
+    /// a snapshot and a v2 log) opens under v3 with everything it held;
+    /// the next write goes to a new v3 log, and the v2 log keeps its version.
+    @Test func aStoreOfLogFormatVersion2OpensAndGrowsAVersion3Log() throws {
+        let fileSystem = SimulatedFileSystem()
+        try Fixtures.plant("format-v2", at: path, on: fileSystem)
+        let store = try Store(at: path, options: options(fileSystem))
+        let state = store.current
+        #expect(state.lsn == 3)
+        #expect(try state.value(in: "raw", key: bytes("k2"))?.bytes() == bytes("two"))
+        #expect(state.value(in: "raw", key: bytes("k1")) == nil)
+        #expect(state.count(in: "typed") == 2 && state.encoding(ofTable: "typed") == TableEncoding(key: .int64, value: .valueFormat))
+        #expect(try state.root(named: "blob")?.bytes() == bytes("bytes") && state.encoding(ofRoot: "blob") == .raw)
+        let settings = try Document(decodingBinary: #require(state.root(named: "settings")).bytes())
+        #expect(settings == ["theme": "light", "protection": ["enabled": false], "retries": 4])
+        try store.write { tx in tx.patchRoot(named: "settings", at: ["theme"], to: Document.string("sepia").binaryEncoded()) }
+        store.close()
+        let logs = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs
+        let versions = try logs.map { try LogReader(fileSystem: fileSystem, path: $0.path, policy: .strict).header.version }
+        #expect(versions == [2, 3])
+        let reopened = try Store(at: path, options: options(fileSystem))
+        defer { reopened.close() }
+        #expect(try Document(decodingBinary: #require(reopened.current.root(named: "settings")).bytes())["theme"] == "sepia")
+        #expect(reopened.current.count(in: "typed") == 2)
+    }
+}
