@@ -23,13 +23,15 @@ final class BackgroundProcess {
     let process = Process()
     let outputPath: String
 
-    init(_ executable: URL, _ arguments: [String], outputPath: String) throws {
+    init(_ executable: URL, _ arguments: [String], outputPath: String, environment: [String: String]? = nil) throws {
         self.outputPath = outputPath
         _ = FileManager.default.createFile(atPath: outputPath, contents: nil)
         process.executableURL = executable
         process.arguments = arguments
+        if let environment { process.environment = environment }
         process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
-        process.standardError = Pipe()
+        _ = FileManager.default.createFile(atPath: outputPath + ".err", contents: nil)
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath + ".err"))
         try process.run()
     }
 
@@ -60,8 +62,10 @@ final class BackgroundProcess {
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
+    /// What the process wrote to stderr so far.
     var standardError: String {
-        String(decoding: (process.standardError as! Pipe).fileHandleForReading.availableData, as: UTF8.self)
+        // No file yet: nothing written yet.
+        (try? String(contentsOfFile: outputPath + ".err", encoding: .utf8)) ?? ""
     }
 }
 

@@ -9,8 +9,11 @@ import Testing
     /// LiveWriter steps that commit 150 transactions after the first one:
     /// compactions between commits, `.buffered` commits, a crash without
     /// close (its next open writes the unproven tail again), and a reopen.
-    static let firstWriter = ["commit:30", "pause:60", "compact", "commit:30", "pause:60", "buffered", "commit:20", "full", "commit:1", "pause:60", "crash"]
-    static let secondWriter = ["commit:30", "compact", "pause:60", "reopen", "commit:30", "compact", "commit:9"]
+    /// Each log lives several polls before the compaction that deletes it: a
+    /// log created and compacted away between two polls is lost to the
+    /// follower, which then stops with `FollowError.compactedAway`.
+    static let firstWriter = ["commit:30", "pause:150", "compact", "commit:30", "pause:150", "buffered", "commit:20", "full", "commit:1", "pause:150", "crash"]
+    static let secondWriter = ["commit:30", "pause:150", "compact", "reopen", "commit:30", "pause:150", "compact", "commit:9"]
     static let total: UInt64 = 151
 
     @Test func followPrintsEveryLSNOnceAndInOrderAcrossCompactionsACrashAndAReopen() throws {

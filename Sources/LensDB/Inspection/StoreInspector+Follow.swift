@@ -40,7 +40,7 @@ extension StoreInspector {
     ///   - body: called with each transaction, in LSN order.
     /// - Throws: ``InspectionError/notAStore(path:reason:)``;
     ///   `FollowError.compactedAway` when `from` is
-    ///   already in a snapshot, or when two compactions ran between two looks;
+    ///   already in a snapshot, or when a log was created and compacted away between two looks;
     ///   `FollowError` for corruption or a transaction passed on that the
     ///   store lost; `StorageError`, `RecoveryError`; or what `body` throws.
     public func follow(

@@ -64,8 +64,8 @@ extension LogFollower {
     }
 
     /// Fails when the next LSN the chain needs is in a snapshot and in no log
-    /// the follower holds: two compactions ran between two polls, and the
-    /// second deleted a log before the follower saw it.
+    /// the follower holds: a log was created and compacted away between two
+    /// polls (a compaction deletes every log before the one it swaps in).
     ///
     /// Sound because the listing was taken before the reads: a snapshot in it
     /// was written after its old log was synced, so that log's records were

@@ -2,7 +2,7 @@ import Testing
 @testable import LensLog
 
 /// What the follower does when the chain does not simply grow: records
-/// written again after a crash, a batch cut off, two compactions between
+/// written again after a crash, a batch cut off, a log compacted away between
 /// two polls, damage.
 @Suite struct LogFollowerChainTests {
     /// Records 1–3 in log 1, all handed on (3 through the follower's own sync).
@@ -85,7 +85,7 @@ import Testing
         let store = try FollowedStore()
         var follower = try followedThroughThree(store)
         defer { follower.close() }
-        // Two compactions between two polls: log 2 is created, filled and deleted unseen.
+        // Between two polls, log 2 is created, filled, and deleted by the compaction that swaps in log 3.
         let second = try store.writer(generation: 2, firstLSN: 4)
         try second.append(Array("four".utf8), durability: .full)
         let third = try store.writer(generation: 3, firstLSN: 5)
