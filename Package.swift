@@ -81,12 +81,17 @@ let package = Package(
             dependencies: ["LensDB", "LensTestSupport", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Fuzz/CrashFuzz"
         ),
+        // A program that writes, compacts, reopens and crashes a store in a
+        // process of its own: the live writer `logtool dump --follow` is
+        // tested against.
+        .executableTarget(name: "LiveWriter", dependencies: ["LensDB"], path: "Tests/LiveWriter"),
         .testTarget(name: "LensLogTests", dependencies: ["LensLog", "CLensCRC", "LensTestSupport"]),
         .testTarget(
             name: "LensDBTests",
             dependencies: ["LensDB", "LensTestSupport", .product(name: "InMemoryLogging", package: "swift-log")]
         ),
-        // Runs the built logtool binary: output and exit codes.
-        .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport", "logtool"]),
+        // Runs the built logtool binary: output and exit codes; `dump
+        // --follow` against LiveWriter, and into PostgreSQL when one is there.
+        .testTarget(name: "LogtoolTests", dependencies: ["LensDB", "LensTestSupport", "logtool", "LiveWriter"]),
     ]
 )

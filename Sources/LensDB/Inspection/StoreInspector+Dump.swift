@@ -69,13 +69,9 @@ extension StoreInspector {
             let emit = { (record: LogRecord, file: String) throws in
                 reading?.read(record, in: file)
                 guard record.lsn <= to, shown.insert(record.lsn).inserted else { return }
-                var dumped = Self.dumped(record, file: file, catalog: &catalog)
-                guard record.lsn >= from else { return }
-                if let table {
-                    dumped.operations.removeAll { $0.table != table }
-                    if dumped.operations.isEmpty && dumped.problem == nil { return }
-                }
-                do { try body(dumped) } catch { throw CallerError(error: error) }
+                let dumped = Self.dumped(record, file: file, catalog: &catalog)
+                guard record.lsn >= from, let shown = dumped.only(table) else { return }
+                do { try body(shown) } catch { throw CallerError(error: error) }
             }
             try readingConsistently(isClean: { true }) {
                 let listing = try self.listing()
@@ -163,6 +159,17 @@ extension StoreInspector {
                          value: RenderedValue(value: bytes(value), encoding: catalog.roots[name]))
         case let .patchRoot(name, path, nil): return .init(op: "patchRoot", root: name, path: path, change: "remove")
         }
+    }
+}
+
+extension DumpedTransaction {
+    /// The transaction with only its operations on `table` (all when nil);
+    /// nil when it has none and no problem to show.
+    func only(_ table: String?) -> DumpedTransaction? {
+        guard let table else { return self }
+        var shown = self
+        shown.operations.removeAll { $0.table != table }
+        return shown.operations.isEmpty && shown.problem == nil ? nil : shown
     }
 }
 

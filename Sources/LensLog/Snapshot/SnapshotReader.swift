@@ -51,6 +51,18 @@ public struct SnapshotFile: Sendable {
         itemCount = bytes.littleEndian(at: trailerStart + 16)
     }
 
+    /// The last LSN a snapshot's header names, when the header verifies
+    /// (magic, version, checksum): enough to know which LSNs a snapshot
+    /// that is in place holds, without reading the rest of it.
+    public static func lastLSN(inHeader bytes: [UInt8]) -> UInt64? {
+        guard bytes.count >= SnapshotFormat.headerSize, bytes.prefix(8).elementsEqual(SnapshotFormat.magic) else { return nil }
+        let version: UInt32 = bytes.littleEndian(at: 8)
+        guard version >= 1, version <= SnapshotFormat.version,
+              bytes.littleEndian(at: 32, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<32])),
+              bytes.littleEndian(at: 12, as: UInt32.self) == 0 else { return nil }
+        return bytes.littleEndian(at: 24)
+    }
+
     /// Calls `body` with every item in order.
     /// - Throws: ``SnapshotError`` for a malformed chunk or item, or what `body` throws.
     public func forEachItem(_ body: (SnapshotItem) throws -> Void) throws {
