@@ -12,8 +12,8 @@ import Testing
     /// Each log lives several polls before the compaction that deletes it: a
     /// log created and compacted away between two polls is lost to the
     /// follower, which then stops with `FollowError.compactedAway`.
-    static let firstWriter = ["commit:30", "pause:150", "compact", "commit:30", "pause:150", "buffered", "commit:20", "full", "commit:1", "pause:150", "crash"]
-    static let secondWriter = ["commit:30", "pause:150", "compact", "reopen", "commit:30", "pause:150", "compact", "commit:9"]
+    static let firstWriter = ["commit:30", "pause:400", "compact", "commit:30", "pause:400", "buffered", "commit:20", "full", "commit:1", "pause:400", "crash"]
+    static let secondWriter = ["commit:30", "pause:400", "compact", "reopen", "commit:30", "pause:400", "compact", "commit:9"]
     static let total: UInt64 = 151
 
     @Test func followPrintsEveryLSNOnceAndInOrderAcrossCompactionsACrashAndAReopen() throws {

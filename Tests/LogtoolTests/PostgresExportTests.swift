@@ -81,7 +81,7 @@ import Testing
             ["dump", store, "--follow", "--json", "--from", "1", "--until", "\(total)", "--interval", "0.02"],
             outputPath: directory.path + "/export.out")
         #expect(try runLiveWriter(store, LogtoolFollowTests.firstWriter).signalled)
-        #expect(try runLiveWriter(store, LogtoolFollowTests.secondWriter + ["compact"]).status == 0)
+        #expect(try runLiveWriter(store, LogtoolFollowTests.secondWriter + ["pause:400", "compact"]).status == 0)
         #expect(export.waitForExit(seconds: 60), "the export ends at --until")
         #expect(export.process.terminationStatus == 0, "\(export.standardError)")
 
