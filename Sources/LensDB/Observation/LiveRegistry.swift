@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The live queries of one table in one store, behind one commit observer.
 ///
 /// A commit wakes only the live queries it can affect: those whose filter
@@ -6,6 +8,12 @@
 /// (`\.city == "Paris"`) is filed under that field's value, and a commit
 /// looks up the values its changed entities had and have; queries without
 /// one are checked one by one.
+///
+/// The queries a commit wakes are computed on the registry's own serial
+/// queue, not on the committing thread: a durable writer goes on to its
+/// next commit (and its sync) while the results are worked out. An observer
+/// woken again before its turn comes is computed once, on the newest
+/// version (the conflation `values` promises).
 final class LiveRegistry<T: Entity>: Sendable {
     struct Observer: Sendable {
         let filter: (@Sendable (T) -> Bool)?
@@ -26,15 +34,22 @@ final class LiveRegistry<T: Entity>: Sendable {
         var watchingOthers: Set<Int> = []
         var nextID = 0
         var token: Int?
+        /// Woken observers waiting for the queue, with the newest commit
+        /// each must show.
+        var due: [Int: CommittedTransaction] = [:]
+        /// Whether a drain of `due` is scheduled or running.
+        var draining = false
     }
 
     let table: String
     let store: Store
     private let state = Locked(State())
+    private let queue: DispatchQueue
 
     init(table: String, store: Store) {
         self.table = table
         self.store = store
+        queue = DispatchQueue(label: "LensDB.live-queries.\(table)")
     }
 
     /// Adds an observer of `query`; returns the version it starts after and its id.
@@ -97,7 +112,7 @@ final class LiveRegistry<T: Entity>: Sendable {
     private func committed(_ transaction: CommittedTransaction) {
         let changes = transaction.rowChanges(in: table) ?? []
         let touched = transaction.tables
-        let woken: [Observer] = state.withLock { state in
+        let schedule = state.withLock { state -> Bool in
             var ids = Set<Int>()
             if !changes.isEmpty {
                 ids = state.unfiled
@@ -110,7 +125,8 @@ final class LiveRegistry<T: Entity>: Sendable {
                     }
                 }
             }
-            var woken = ids.compactMap { id in state.observers[id] }.filter { observer in
+            var woken = ids.filter { id in
+                guard let observer = state.observers[id] else { return false }
                 guard let filter = observer.filter else { return true }
                 return changes.contains { change in
                     change.old.map { filter(Table<T>.entity($0)) } == true || change.new.map { filter(Table<T>.entity($0)) } == true
@@ -118,11 +134,32 @@ final class LiveRegistry<T: Entity>: Sendable {
             }
             // Queries that include other tables wake when those change.
             for id in state.watchingOthers where !ids.contains(id) {
-                if let observer = state.observers[id], !observer.relatedTables.isDisjoint(with: touched) { woken.append(observer) }
+                if let observer = state.observers[id], !observer.relatedTables.isDisjoint(with: touched) { woken.insert(id) }
             }
-            return woken
+            guard !woken.isEmpty else { return false }
+            for id in woken { state.due[id] = transaction }
+            defer { state.draining = true }
+            return !state.draining
         }
-        for observer in woken { observer.notify(transaction) }
+        if schedule { queue.async { self.drain() } }
+    }
+
+    /// Computes the due observers until none is left; commits that wake
+    /// more meanwhile are served by the same drain.
+    private func drain() {
+        while true {
+            let batch = state.withLock { state -> [(Observer, CommittedTransaction)]? in
+                guard !state.due.isEmpty else {
+                    state.draining = false
+                    return nil
+                }
+                defer { state.due = [:] }
+                // An observer removed meanwhile is not computed.
+                return state.due.compactMap { id, transaction in state.observers[id].map { ($0, transaction) } }
+            }
+            guard let batch else { return }
+            for (observer, transaction) in batch { observer.notify(transaction) }
+        }
     }
 }
 

@@ -26,8 +26,10 @@ extension Query {
     ///   one older than a result it has seen.
     /// - Ending or cancelling the iteration releases the observer.
     ///
-    /// Thread-safety: iterate from any task. Results are computed on the
-    /// committing thread, after the commit is visible, and only for commits
+    /// Thread-safety: iterate from any task. Results are computed on a
+    /// serial queue of the table's (never on the committing thread, which
+    /// returns without waiting for them), after the commit is visible, and
+    /// only for commits
     /// that change an entity the filter holds for, before or after.
     /// With relationships (`including(_:from:_:)`),
     /// a change to an entity they reach emits too.
