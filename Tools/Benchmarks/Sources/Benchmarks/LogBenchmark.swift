@@ -3,9 +3,9 @@ import Foundation
 import LensLog
 
 /// Durable commits/s of LensDB's log against raw write+fdatasync loops on
-/// the same disk, and group commit with 2–16 writers; all the loops take turns
-/// in short windows (see `interleave`), so their ratios come from the same
-/// spells of the machine.
+/// the same disk, and group commit with 2–16 writers, quiet and with every
+/// core loaded; the loops of each table take turns in short windows (see
+/// `interleave`), so their ratios come from the same spells of the machine.
 let logWorkload = Workload(
     name: "log",
     summary: "durable (.full) commits/s: LensDB log vs raw append+fdatasync and preallocated overwrite+fdatasync"
@@ -22,20 +22,14 @@ let logWorkload = Workload(
     let rawPreallocated = try RawLog(path: nextPath(), frame: frame, preallocate: true)
     let lens = try lensWriter(path: nextPath(), preallocationChunk: 4 << 20)
     let lensNoPreallocation = try lensWriter(path: nextPath(), preallocationChunk: 0)
-    // Several writer counts, each with its own log, show the shape of group
-    // commit's cost: what a batch costs beyond a lone commit, and per writer.
-    let writerCounts = [2, 4, 8, 16]
-    let shared = try writerCounts.map { _ in try lensWriter(path: nextPath(), preallocationChunk: 4 << 20) }
-    defer { for writer in [lens, lensNoPreallocation] + shared { writer.close() } }
+    defer { for writer in [lens, lensNoPreallocation] { writer.close() } }
 
     let results = try interleave([
         Contender(name: "raw append") { rawAppend.run(until: $0) },
         Contender(name: "raw preallocated") { rawPreallocated.run(until: $0) },
         Contender(name: "LensDB") { try appendLoop(lens, payload, until: $0) },
         Contender(name: "LensDB, no preallocation") { try appendLoop(lensNoPreallocation, payload, until: $0) },
-    ] + zip(writerCounts, shared).map { threads, writer in
-        Contender(name: "LensDB, \(threads) writers") { concurrentLoop(writer, payload, threads: threads, until: $0) }
-    }, rounds: 10, window: 0.3)
+    ], rounds: 10, window: 0.3)
 
     let bestRaw = { (round: Int) in max(results.roundRates[0][round], results.roundRates[1][round]) }
     let best = max(results.rate(0), results.rate(1))
@@ -49,21 +43,72 @@ let logWorkload = Workload(
              percentSpread(results.roundRatios(index, over: bestRaw))]
         })
     print("\npreallocated vs growing file: raw \(String(format: "%.2f", results.rate(1) / results.rate(0)))×, "
-        + "LensDB \(String(format: "%.2f", results.rate(2) / results.rate(3)))×\n")
+        + "LensDB \(String(format: "%.2f", results.rate(2) / results.rate(3)))×")
 
-    // A batch's cycle (sync, gathering, waking the writers) against a lone
-    // commit's shows what keeps full groups below their size in speed-up.
-    let single = results.rate(2)
-    var rows = [["1", format(single), "1.00×", "", "1.00", format(1e6 / single)]]
-    for (offset, (threads, writer)) in zip(writerCounts, shared).enumerated() {
-        let index = 4 + offset
-        let statistics = writer.statistics
-        let group = Double(statistics.records) / Double(max(statistics.batches, 1))
-        rows.append(["\(threads)", format(results.rate(index)), String(format: "%.2f×", results.rate(index) / single),
-                     timesSpread(results.roundRatios(index) { results.roundRates[2][$0] }),
-                     String(format: "%.2f", group), format(1e6 * group / results.rate(index))])
+    for loaded in [false, true] {
+        print("\n### group commit, \(loaded ? "loaded: a CPU burner thread on each core" : "quiet")\n")
+        let burner = loaded ? CPUBurner(threads: ProcessInfo.processInfo.activeProcessorCount) : nil
+        defer { burner?.stop() }
+        try groupCommit(payload, nextPath)
     }
-    printTable(["writers", "commits/s", "vs 1 writer", "per round: median (min–max)", "records per batch", "µs per batch"], rows)
+}
+
+/// 1, 2, 4, 8 and 16 writers, each count with its own log, interleaved so
+/// that their ratios to one writer come from the same spells of the machine.
+/// A sync's cycle (gathering, the sync, waking the writers) against a lone
+/// commit's shows what keeps full groups below their size in speed-up.
+private func groupCommit(_ payload: [UInt8], _ nextPath: () -> String) throws {
+    let writerCounts = [1, 2, 4, 8, 16]
+    let logs = try writerCounts.map { _ in try lensWriter(path: nextPath(), preallocationChunk: 4 << 20) }
+    defer { for log in logs { log.close() } }
+    let rounds = 10
+    let results = try interleave(zip(writerCounts, logs).map { threads, log in
+        Contender(name: "LensDB, \(threads) writers") {
+            threads == 1 ? try appendLoop(log, payload, until: $0) : concurrentLoop(log, payload, threads: threads, until: $0)
+        }
+    }, rounds: rounds, window: 0.3)
+    let single = results.rate(0)
+    var rows: [[String]] = []
+    var perRound: [String] = []
+    for (index, (threads, log)) in zip(writerCounts, logs).enumerated() {
+        let statistics = log.statistics
+        let group = Double(statistics.records) / Double(max(statistics.syncs, 1))
+        let ratios = results.roundRatios(index) { results.roundRates[0][$0] }
+        rows.append(["\(threads)", format(results.rate(index)), String(format: "%.2f×", results.rate(index) / single),
+                     index == 0 ? "" : timesSpread(ratios),
+                     String(format: "%.2f", group), format(1e6 * group / results.rate(index))])
+        if index > 0 { perRound.append("\(threads) writers: " + ratios.map { String(format: "%.2f", $0) }.joined(separator: " ")) }
+    }
+    printTable(["writers", "commits/s", "vs 1 writer", "per round: median (min–max)", "records per sync", "µs per sync"], rows)
+    print("\nvs 1 writer, each of \(rounds) rounds:")
+    for line in perRound { print("  " + line) }
+}
+
+/// Threads that spin on the CPU until stopped: the loaded machine the
+/// group-commit figures are also taken on, made by the benchmark itself so
+/// that every run is loaded alike.
+private final class CPUBurner: @unchecked Sendable {
+    private let running = Locked(true)
+    private let group = DispatchGroup()
+
+    init(threads: Int) {
+        for _ in 0..<threads {
+            group.enter()
+            Thread { [self] in
+                var x: UInt64 = 1
+                while running.withLock({ $0 }) {
+                    for _ in 0..<10_000 { x = x &* 6364136223846793005 &+ 1442695040888963407 }
+                }
+                if x == 0 { print("") }  // keeps the loop from being optimized away
+                group.leave()
+            }.start()
+        }
+    }
+
+    func stop() {
+        running.withLock { $0 = false }
+        group.wait()
+    }
 }
 
 /// The disk's own rate: pwrite one frame and fdatasync, in a loop, either
