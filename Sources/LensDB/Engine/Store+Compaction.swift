@@ -16,7 +16,9 @@ extension Store {
     /// 3. sync the old log: the snapshot never holds a commit the log could lose
     ///    (with `appleBarrierOnly` this sync only orders; step 4's F_FULLFSYNC
     ///    then empties the whole drive cache, the old log's writes with it);
-    /// 4. write `snapshot-(G+1).snap.tmp`, sync: a temporary file, removed on open;
+    /// 4. write `snapshot-(G+1).snap.tmp` on a low-priority thread, synced in
+    ///    bounded pieces as it grows, then once more at its end: a temporary
+    ///    file, removed on open;
     /// 5. rename it into place, sync the directory: the new snapshot is in effect;
     /// 6. delete older snapshots and logs, sync the directory.
     ///
@@ -95,9 +97,14 @@ extension Store {
     /// Steps 4–6; returns the snapshot's size.
     @discardableResult
     func writeSnapshot(after swapped: SwappedLog, in directory: StoreDirectory, progress: ProgressHandler? = nil) throws -> Int64 {
-        let size = try Store.writeSnapshot(
-            of: swapped.version, generation: swapped.generation, in: directory, compression: options.compression,
-            progress: progress)
+        // At a lower priority, so that the commits going on meanwhile get the
+        // CPU first when their syncs return.
+        let compression = options.compression
+        let size = try LowPriorityThread.run {
+            try Store.writeSnapshot(
+                of: swapped.version, generation: swapped.generation, in: directory, compression: compression,
+                progress: progress)
+        }
         try removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size

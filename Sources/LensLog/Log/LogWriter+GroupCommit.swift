@@ -7,8 +7,8 @@ import Darwin
 #endif
 
 extension LogWriter {
-    /// Returns once `lsn` is as durable as asked, leading a group commit when
-    /// no other thread is. Thread-safe.
+    /// Returns once `lsn` is as durable as asked, taking the write or the
+    /// sync turn whenever one is free and has work. Thread-safe.
     /// - Throws: ``LogError/writerFailed(cause:)`` or ``LogError/writerClosed``.
     public func wait(for lsn: UInt64, durability: Durability) throws(LogError) {
         lock.lock()
@@ -20,28 +20,59 @@ extension LogWriter {
             if durability == .full { state.fullWaiters -= 1 }
             state.waiters.removeAll { $0.signal === signal }
         }
-        var turnsLed = 0
+        var tookTurn = false
+        var extraTurns = 0
         while true {
             if reached(lsn, durability) {
-                // A leader whose own record is done serves what queued up
-                // during its turn, a bounded number of times: the next sync
-                // starts now, not after a sleeping waiter wakes up.
-                guard turnsLed > 0, turnsLed <= Self.extraTurns, !state.queue.isEmpty,
-                      state.failure == nil, !state.leaderActive else { return }
+                // A thread whose own record is done takes what is free a
+                // bounded number of times: the next turn starts now, not
+                // after a sleeping waiter wakes up.
+                guard tookTurn, extraTurns < Self.extraTurns, state.failure == nil,
+                      let turn = freeTurn() else { return }
+                take(turn)
+                extraTurns += 1
             } else if let failure = state.failure {
                 throw failure
-            } else if state.leaderActive {
+            } else if let turn = freeTurn() {
+                take(turn)
+                tookTurn = true
+            } else {
                 spinThenWait(signal)
-                continue
             }
-            lead(signal)
-            turnsLed += 1
         }
     }
 
-    /// Waits for the leader's turn to end: first by yielding the CPU while
-    /// watching the turn counter, for up to one sync's time, since a sleeping
-    /// thread takes longer to wake than a short sync takes; then asleep.
+    enum Turn {
+        case write
+        case sync
+    }
+
+    /// The turn that is free and has work: writing first, so that a sync
+    /// starting now covers as much as it can.
+    private func freeTurn() -> Turn? {
+        if !state.writing && !state.queue.isEmpty { return .write }
+        if !state.syncing && syncWanted() { return .sync }
+        return nil
+    }
+
+    /// A `.full` commit is written and waits for a sync, or a written batch
+    /// holds `.buffered` acknowledgements back until one.
+    private func syncWanted() -> Bool {
+        guard state.issuedLSN > state.durableLSN else { return false }
+        return !state.unsynced.isEmpty
+            || state.waiters.contains { $0.durability == .full && $0.lsn > state.durableLSN && $0.lsn <= state.issuedLSN }
+    }
+
+    private func take(_ turn: Turn) {
+        switch turn {
+        case .write: writeTurn()
+        case .sync: syncTurn()
+        }
+    }
+
+    /// Waits for a turn to end: first by yielding the CPU while watching the
+    /// turn counter, for up to one sync's time, since a sleeping thread takes
+    /// longer to wake than a short sync takes; then asleep.
     /// Called and returns with the lock held.
     private func spinThenWait(_ signal: Signal) {
         let seen = turnsEnded.withLock { $0 }
@@ -52,45 +83,50 @@ extension LogWriter {
             sched_yield()
         }
         lock.lock()
-        if turnsEnded.withLock({ $0 }) == seen && state.leaderActive { lock.wait(for: signal) }
+        // Sleeps only while a turn runs: its end wakes whoever has work next.
+        if turnsEnded.withLock({ $0 }) == seen && (state.writing || state.syncing) { lock.wait(for: signal) }
     }
 
-    /// How many turns a leader may lead for others after its own commit.
+    /// How many turns a thread may take for others after its own commit.
     static var extraTurns: Int { 2 }
 
     private func reached(_ lsn: UInt64, _ durability: Durability) -> Bool {
         (durability == .full ? state.durableLSN : state.writtenLSN) >= lsn
     }
 
-    /// After a turn: wakes the waiters it finished (or failed), and one that
-    /// still waits, to lead the next turn. The others sleep on.
-    private func wakeWaiters() {
-        var nextLeader: Signal?
+    /// After a turn: wakes the waiters it finished (or failed), and, when a
+    /// turn is free with work, up to two that still wait, to take the write
+    /// and the sync turn. The others sleep on.
+    private func endTurn() {
+        turnsEnded.withLock { $0 += 1 }
+        var candidates = freeTurn() == nil ? 0 : 2
         for waiter in state.waiters {
             if state.failure != nil || reached(waiter.lsn, waiter.durability) {
                 waiter.signal.raise()
-            } else if nextLeader == nil {
-                nextLeader = waiter.signal
+            } else if candidates > 0 {
+                waiter.signal.raise()
+                candidates -= 1
             }
         }
-        nextLeader?.raise()
         lock.broadcast()
     }
 
-    /// One leader turn; called and returns with the lock held.
+    /// The write turn; called and returns with the lock held.
     /// What a crash during it leaves on disk: any prefix of the batch, torn at
     /// sector boundaries; readers see a torn tail, because every record in the
     /// batch claims only `syncedLSN` from before the batch.
-    private func lead(_ signal: Signal) {
-        state.leaderActive = true
-        gather(signal)
+    private func writeTurn() {
+        state.writing = true
         let batch = state.queue
         state.queue.removeAll(keepingCapacity: true)
         let offset = state.writeOffset
         let syncedLSN = state.durableLSN
-        let needsSync = state.fullWaiters > 0
+        // Held back until synced only when a `.full` commit waits for one of
+        // its records; else its `.buffered` commits are done once it is written.
+        let needsSync = state.fullWaiters > 0 && batch.first.map { first in
+            state.waiters.contains { $0.durability == .full && $0.lsn >= first.lsn && $0.lsn <= batch.last!.lsn }
+        } == true
         let allocatedEnd = state.allocatedEnd
-        let predecessor = needsSync ? state.predecessor : nil
 
         lock.unlock()
         var buffer: [UInt8] = []
@@ -99,49 +135,113 @@ extension LogWriter {
                 to: &buffer, stored: record.stored, type: record.type, flags: record.flags,
                 lsn: record.lsn, syncedLSN: syncedLSN, seed: seed)
         }
-        let started = monotonicNanoseconds()
         let outcome = Result { () throws(StorageError) -> Int64 in
-            if let predecessor { try Self.flush(predecessor) }
-            return try writeAndSync(buffer, at: offset, allocatedEnd: allocatedEnd, sync: needsSync)
+            try write(buffer, at: offset, allocatedEnd: allocatedEnd)
         }
-        let took = monotonicNanoseconds() - started
         lock.lock()
 
-        if needsSync { state.lastSyncNanoseconds = took }
-        state.recentGroup = max(batch.count, state.recentGroup - 1)
-        state.leaderActive = false
-        turnsEnded.withLock { $0 += 1 }
-        defer { wakeWaiters() }
+        state.writing = false
+        defer { endTurn() }
+        if let cut = state.cutOffset {
+            // A failure came while this batch was in flight: it is not
+            // acknowledged, so it goes the way of the rest.
+            try? file.truncate(to: cut)
+            return
+        }
         switch outcome {
         case .success(let newAllocatedEnd):
             state.allocatedEnd = newAllocatedEnd
             state.writeOffset = offset + Int64(buffer.count)
-            if let last = batch.last { state.writtenLSN = last.lsn }
-            if needsSync { state.durableLSN = state.writtenLSN }
-            if predecessor != nil { state.predecessor = nil }
+            if let first = batch.first, let last = batch.last {
+                if needsSync { state.unsynced.append(UnsyncedBatch(firstLSN: first.lsn, offset: offset)) }
+                state.issuedLSN = last.lsn
+            }
+            advanceWritten()
             state.statistics.records += batch.count
             state.statistics.batches += batch.isEmpty ? 0 : 1
-            state.statistics.syncs += needsSync ? 1 : 0
             state.statistics.bytesWritten += Int64(buffer.count)
         case .failure(let error):
-            // The batch's records were never acknowledged. Cutting the file
-            // back is best effort: whatever stays is read as a torn tail.
-            state.failure = .writerFailed(cause: error)
-            try? file.truncate(to: offset)
+            fail(error, cuttingTo: state.unsynced.first?.offset ?? offset)
         }
     }
 
-    /// Before a sync, waits briefly for the commits that usually join one:
-    /// with many committers, those woken by the last turn are still on their
-    /// way back, and a sync without them would cover half the group. Waits
-    /// at most a quarter of the last sync's time, and not at all for a lone
-    /// committer (the recent group is 1).
-    private func gather(_ signal: Signal) {
+    /// The sync turn; called and returns with the lock held. Runs beside a
+    /// write turn: it covers only what was written before it started, so a
+    /// record written during it waits for the next sync.
+    private func syncTurn() {
+        state.syncing = true
+        gather()
+        if state.failure != nil {
+            // Never sync again after a failure: nothing it covers is vouched for.
+            state.syncing = false
+            endTurn()
+            return
+        }
+        let target = state.issuedLSN
+        let predecessor = state.predecessor
+        let covered = Int(target - min(target, state.durableLSN))
+
+        lock.unlock()
+        let started = monotonicNanoseconds()
+        let outcome = Result { () throws(StorageError) in
+            if let predecessor { try Self.flush(predecessor) }
+            try sync()
+        }
+        let took = monotonicNanoseconds() - started
+        lock.lock()
+
+        state.syncing = false
+        defer { endTurn() }
+        state.lastSyncNanoseconds = took
+        state.recentGroup = max(covered, state.recentGroup - 1)
+        guard state.failure == nil else { return }
+        switch outcome {
+        case .success:
+            state.durableLSN = max(state.durableLSN, target)
+            state.unsynced.removeAll { $0.firstLSN <= target }
+            advanceWritten()
+            if predecessor != nil { state.predecessor = nil }
+            state.statistics.syncs += 1
+        case .failure(let error):
+            // Everything from the first unsynced batch on is unacknowledged;
+            // what a `.buffered` commit was told is written stays.
+            fail(error, cuttingTo: state.unsynced.first?.offset ?? state.writeOffset)
+        }
+    }
+
+    /// `.buffered` commits are acknowledged up to the first batch that
+    /// waits for a sync.
+    private func advanceWritten() {
+        let acknowledged = state.unsynced.first.map { $0.firstLSN - 1 } ?? state.issuedLSN
+        state.writtenLSN = max(state.writtenLSN, max(acknowledged, state.durableLSN))
+    }
+
+    /// Poisons the writer (never retrying a sync) and cuts the file back to
+    /// `offset`, the end of what was acknowledged. Cutting is best effort:
+    /// whatever stays is read as a torn tail.
+    private func fail(_ error: StorageError, cuttingTo offset: Int64) {
+        state.failure = .writerFailed(cause: error)
+        state.cutOffset = offset
+        try? file.truncate(to: offset)
+    }
+
+    /// Before a sync, lets the commits that usually join one get written:
+    /// with many committers, those woken by the last sync are still on their
+    /// way back, and a sync without them would cover half the group. Yields
+    /// the CPU (their writes need it) rather than sleeping, for at most a
+    /// quarter of the last sync's time, and not at all for a lone committer
+    /// (the recent group is 1). Holds the sync turn; releases the lock.
+    private func gather() {
         let target = state.recentGroup
-        guard state.fullWaiters > 0, state.queue.count < target, state.lastSyncNanoseconds > 0 else { return }
-        state.gathering = (signal, target)
-        lock.wait(for: signal, nanoseconds: min(state.lastSyncNanoseconds / 4, 2_000_000))
-        state.gathering = nil
+        let budget = min(state.lastSyncNanoseconds / 4, 2_000_000)
+        guard target > 1, budget > 0 else { return }
+        let start = monotonicNanoseconds()
+        while state.failure == nil && state.issuedLSN - min(state.issuedLSN, state.durableLSN) < UInt64(target)
+                && monotonicNanoseconds() - start < budget {
+            lock.unlock()
+            sched_yield()
+            lock.lock()
+        }
     }
 
     /// Syncs the log this one continues; its failure is this log's failure.
@@ -157,8 +257,8 @@ extension LogWriter {
     }
 
     /// Writes `buffer` at `offset`, growing the preallocated region first when
-    /// needed, and syncs the data when asked. Returns the new allocated end.
-    private func writeAndSync(_ buffer: [UInt8], at offset: Int64, allocatedEnd: Int64, sync: Bool) throws(StorageError) -> Int64 {
+    /// needed. Returns the new allocated end.
+    private func write(_ buffer: [UInt8], at offset: Int64, allocatedEnd: Int64) throws(StorageError) -> Int64 {
         var allocated = allocatedEnd
         let end = offset + Int64(buffer.count)
         do {
@@ -171,13 +271,23 @@ extension LogWriter {
                 allocated += chunk
             }
             if !buffer.isEmpty { try file.write(buffer, at: offset) }
-            if sync { try file.sync(options.commitSyncNeed) }
         } catch let error as StorageError {
             throw error
         } catch {
             throw StorageError(.ioError, .write, path: path)
         }
         return allocated
+    }
+
+    /// Syncs the data written so far, as the commits need it.
+    private func sync() throws(StorageError) {
+        do {
+            try file.sync(options.commitSyncNeed)
+        } catch let error as StorageError {
+            throw error
+        } catch {
+            throw StorageError(.ioError, .sync, path: path)
+        }
     }
 }
 

@@ -3,9 +3,13 @@ import Dispatch
 /// Appends records to one log file, with group commit.
 ///
 /// Committers call ``append(_:durability:)`` from any thread. Each is queued
-/// with the next LSN; the first waiting committer becomes the leader, frames
-/// everything queued into one buffer, writes it with one call, syncs once if
-/// any waiter needs `.full`, and wakes the others with the shared result.
+/// with the next LSN. A waiting committer takes one of two turns, each held
+/// by one thread at a time: the *write* turn frames everything queued into one
+/// buffer and writes it with one call; the *sync* turn syncs everything
+/// written before it started. The two overlap (a pipeline): the next batch is
+/// written while the previous sync is in flight, and the sync after it covers
+/// every batch written meanwhile. A `.full` commit is acknowledged only by a
+/// sync that started after its write had completed.
 ///
 /// Fail-stop (promise 6): when a write or sync fails, every commit not yet
 /// acknowledged fails with ``LogError/writerFailed(cause:)``, the file is cut
@@ -14,7 +18,8 @@ import Dispatch
 ///
 /// `@unchecked Sendable` is sound: every mutable field is read and written
 /// only with `lock` held; file I/O happens outside the lock but only by the
-/// single leader (`state.leaderActive`) or in `close()` after the state says closed.
+/// thread holding the write turn (`state.writing`: writes, preallocation) or
+/// the sync turn (`state.syncing`), or in `close()` after both have ended.
 public final class LogWriter: @unchecked Sendable {
     public let path: String
     public let header: LogFileHeader
@@ -22,7 +27,7 @@ public final class LogWriter: @unchecked Sendable {
     let options: LogWriterOptions
     let seed: UInt32
     let lock = ConditionLock()
-    /// Leader turns completed: what waiters watch while they spin.
+    /// Turns (writes and syncs) completed: what waiters watch while they spin.
     let turnsEnded = Locked(0)
     var state: WriterState
     private var timer: DispatchSourceTimer?
@@ -40,24 +45,40 @@ public final class LogWriter: @unchecked Sendable {
         var signal: Signal
     }
 
+    /// A written batch that a `.full` commit waited for, not yet synced:
+    /// `.buffered` commits are not acknowledged from here on until it is,
+    /// so that a failed sync cuts back only unacknowledged records.
+    struct UnsyncedBatch {
+        var firstLSN: UInt64
+        var offset: Int64
+    }
+
     struct WriterState {
         var queue: [Pending] = []
         var nextLSN: UInt64
+        /// Acknowledged for `.buffered`: written, and not behind an unsynced batch.
         var writtenLSN: UInt64
+        /// The last LSN whose write has completed; what the next sync covers.
+        var issuedLSN: UInt64
         var durableLSN: UInt64
         var writeOffset = Int64(LogFormat.fileHeaderSize)
         var allocatedEnd: Int64 = 0
-        var leaderActive = false
+        /// A thread holds the write turn.
+        var writing = false
+        /// A thread holds the sync turn (gathering, or the sync in flight).
+        var syncing = false
+        var unsynced: [UnsyncedBatch] = []
         var fullWaiters = 0
         var failure: LogError?
+        /// Where a failure cut the file back to: a write in flight when it
+        /// came cuts there again once it lands.
+        var cutOffset: Int64?
         var statistics = LogWriterStatistics()
-        /// The largest recent group, decaying by one a turn: how many commits
-        /// a leader may expect to gather.
+        /// The largest recent group, decaying by one a sync: how many records
+        /// a sync may expect to cover.
         var recentGroup = 1
         /// How long the last sync took, in nanoseconds.
         var lastSyncNanoseconds = 0
-        /// Set while a leader gathers: `enqueue` raises it once `gatherTarget` records wait.
-        var gathering: (signal: Signal, target: Int)?
         /// Threads in ``LogWriter/wait(for:durability:)``, each woken alone.
         var waiters: [Waiter] = []
         /// The log this one continues, until a sync of this log has synced it
@@ -127,7 +148,8 @@ public final class LogWriter: @unchecked Sendable {
         seed = RecordFrame.seed(generation: header.generation)
         // Until the predecessor is synced, nothing before this log is known durable.
         let durable = predecessor?.durableLSN ?? header.firstLSN - 1
-        state = WriterState(nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, durableLSN: durable)
+        state = WriterState(
+            nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, issuedLSN: header.firstLSN - 1, durableLSN: durable)
         state.predecessor = predecessor
         state.allocatedEnd = max(min(options.preallocationChunk, Self.initialPreallocation), Int64(LogFormat.fileHeaderSize))
         startBackgroundSync()
@@ -158,7 +180,6 @@ public final class LogWriter: @unchecked Sendable {
             let lsn = state.nextLSN
             state.nextLSN += 1
             state.queue.append(Pending(lsn: lsn, stored: stored, flags: flags, type: type))
-            if let gathering = state.gathering, state.queue.count >= gathering.target { gathering.signal.raise() }
             return lsn
         }
     }
@@ -190,7 +211,7 @@ public final class LogWriter: @unchecked Sendable {
         let end: Int64? = lock.withLock {
             let healthy = state.failure == nil
             if healthy { state.failure = .writerClosed }
-            while state.leaderActive { lock.wait() }
+            while state.writing || state.syncing { lock.wait() }
             lock.broadcast()
             return healthy ? state.writeOffset : nil
         }
@@ -216,9 +237,11 @@ public final class LogWriter: @unchecked Sendable {
 
     /// The background interval's work: sync what `.buffered` commits wrote.
     private func syncBuffered() {
-        let behind = lock.withLock { state.failure == nil && state.writtenLSN > state.durableLSN && !state.leaderActive }
-        guard behind else { return }
-        let target = lock.withLock { state.writtenLSN }
+        let target: UInt64? = lock.withLock {
+            let behind = state.failure == nil && state.issuedLSN > state.durableLSN && !state.writing && !state.syncing
+            return behind ? state.issuedLSN : nil
+        }
+        guard let target else { return }
         // A failure here poisons the writer, and the next commit reports it;
         // the timer has no caller to tell.
         try? wait(for: target, durability: .full)

@@ -47,8 +47,9 @@ public struct LogWriterOptions: Sendable {
 /// Counters of a ``LogWriter``, for tests and benchmarks.
 public struct LogWriterStatistics: Sendable, Equatable {
     public var records = 0
-    /// Leader turns that wrote something: records / batches is the group size.
+    /// Write turns that wrote something.
     public var batches = 0
+    /// Syncs that succeeded: records / syncs is the group size.
     public var syncs = 0
     public var bytesWritten: Int64 = 0
 

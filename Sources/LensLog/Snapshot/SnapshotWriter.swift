@@ -4,6 +4,14 @@
 /// The file is written where asked (a temporary name); publishing it — sync,
 /// rename, directory sync — is the caller's step, because that order is what
 /// makes compaction atomic. Not thread-safe: one writer, one thread.
+///
+/// The file goes to the disk in bounded pieces while it is written: writeback
+/// starts after every ``writebackInterval`` bytes and the file is synced after
+/// every ``syncInterval``, so the sync in ``finish()`` has little left to
+/// flush. One sync of a whole snapshot would flush tens of megabytes at once,
+/// and the log's commit syncs, queued behind it on the same disk, would wait
+/// for all of it. The early syncs make nothing visible: the file has its
+/// temporary name until the caller renames it.
 public final class SnapshotWriter {
     public let path: String
     private let file: any StoredFile
@@ -13,6 +21,15 @@ public final class SnapshotWriter {
     private var fileCRC: UInt32 = 0
     private var chunkCount: UInt64 = 0
     private var itemCount: UInt64 = 0
+    /// Where the bytes not yet handed to writeback start.
+    private var writebackStart: Int64 = 0
+    /// Where the bytes not yet synced start.
+    private var syncStart: Int64 = 0
+
+    /// Bytes written between two starts of writeback.
+    public static let writebackInterval: Int64 = 256 << 10
+    /// Bytes written between two syncs.
+    public static let syncInterval: Int64 = 1 << 20
 
     /// Creates (or replaces) the file at `path` and writes the header.
     /// - Throws: ``StorageError``.
@@ -115,5 +132,18 @@ public final class SnapshotWriter {
         try file.write(bytes, at: offset)
         fileCRC = CRC32C.checksum(bytes, continuing: fileCRC)
         offset += Int64(bytes.count)
+        try flushInPieces()
+    }
+
+    /// Hands each full piece to the disk as it is written.
+    private func flushInPieces() throws {
+        if offset - syncStart >= Self.syncInterval {
+            try file.sync(.durable)
+            syncStart = offset
+            writebackStart = offset
+        } else if offset - writebackStart >= Self.writebackInterval {
+            try file.startWriteback(at: writebackStart, length: offset - writebackStart)
+            writebackStart = offset
+        }
     }
 }

@@ -110,6 +110,14 @@ public protocol StoredFile: AnyObject, Sendable {
     /// some of them may be lost: callers must not retry and carry on (promise 6).
     func sync(_ need: SyncNeed) throws
 
+    /// Starts writing `[offset, offset + length)` to the disk without waiting
+    /// for it (`sync_file_range(SYNC_FILE_RANGE_WRITE)` on Linux; nothing on
+    /// Darwin, which has no such call). Makes nothing durable: only
+    /// ``sync(_:)`` does. A large file written in pieces and then synced
+    /// calls it after each piece, so the final sync has little left to write
+    /// and does not hold up other files' syncs for long.
+    func startWriteback(at offset: Int64, length: Int64) throws
+
     /// Cuts or extends the file to `length` bytes (extension reads as zeros).
     func truncate(to length: Int64) throws
 

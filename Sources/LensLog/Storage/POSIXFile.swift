@@ -71,6 +71,32 @@ final class POSIXFile: StoredFile {
         }
     }
 
+    func startWriteback(at offset: Int64, length: Int64) throws {
+        let descriptor = try open(.writeback)
+        #if os(Linux)
+        // Where the C library lacks the call (musl before 1.1.x), the final sync does it all.
+        guard let syncFileRange = Self.syncFileRange else { return }
+        _ = try retryingEINTR(.writeback, path) {
+            syncFileRange(descriptor, offset, length, Self.syncFileRangeWrite)
+        }
+        #else
+        _ = descriptor  // Darwin has no call that starts writeback alone; the final sync does it all.
+        #endif
+    }
+
+    #if os(Linux)
+    /// `sync_file_range(2)`, looked up at run time: the C library declares it
+    /// only under `_GNU_SOURCE`, which Swift's Glibc module does not set.
+    private static let syncFileRange: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32)? = {
+        // RTLD_DEFAULT, which glibc and musl define as a null handle.
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sync_file_range") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int64, Int64, UInt32) -> Int32).self)
+    }()
+
+    /// `SYNC_FILE_RANGE_WRITE` from `<fcntl.h>`: start writeback, do not wait.
+    private static let syncFileRangeWrite: UInt32 = 2
+    #endif
+
     func truncate(to length: Int64) throws {
         let descriptor = try open(.truncate)
         _ = try retryingEINTR(.truncate, path) { ftruncate(descriptor, off_t(length)) }

@@ -74,6 +74,16 @@ final class SimulatedFile: StoredFile {
         }
     }
 
+    /// Changes nothing: writeback started is not durable, and a crash keeps,
+    /// drops or tears those writes like any others not yet synced. Admitted
+    /// as a call (not a mutating one), so that faults can fail it.
+    func startWriteback(at offset: Int64, length: Int64) throws {
+        try call(.writeback, mutating: false) { _, effect throws(StorageError) in
+            if let effect { throw effect.plainError(.writeback, self.path) }
+            guard offset >= 0, length >= 0 else { throw StorageError(errno: EINVAL, .writeback, path: self.path) }
+        }
+    }
+
     func truncate(to length: Int64) throws {
         try call(.truncate, mutating: true) { state, effect throws(StorageError) in
             try self.requireWritable(.truncate)

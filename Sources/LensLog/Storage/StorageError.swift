@@ -33,6 +33,8 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     public enum Operation: String, Sendable, Equatable {
         case open, read, write, size, sync, truncate, preallocate, rename, remove
         case list, createDirectory, syncDirectory, lock
+        /// ``StoredFile/startWriteback(at:length:)``.
+        case writeback
     }
 
     public var code: Code
@@ -106,6 +108,7 @@ extension StorageError.Operation {
         case .createDirectory: "creating the directory"
         case .syncDirectory: "syncing the directory"
         case .lock: "locking"
+        case .writeback: "starting the writeback of"
         }
     }
 }

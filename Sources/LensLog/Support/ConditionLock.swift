@@ -9,7 +9,7 @@ import Darwin
 /// A mutex with a condition variable.
 ///
 /// `Synchronization.Mutex` has no condition variable, and group commit needs
-/// followers to sleep until a leader's write and sync are done. Users keep
+/// waiters to sleep until the write or sync turn they wait for ends. Users keep
 /// their guarded state beside the lock and touch it only between ``lock()``
 /// and ``unlock()``.
 ///

@@ -42,6 +42,17 @@ import Testing
         }
     }
 
+    @Test func startingWritebackKeepsTheBytesAndRefusesAClosedFile() throws {
+        let directory = try TemporaryDirectory("writeback")
+        defer { directory.remove() }
+        let file = try fileSystem.openFile(at: directory.path + "/a", mode: .create)
+        try file.write([UInt8](repeating: 7, count: 10_000), at: 0)
+        try file.startWriteback(at: 0, length: 10_000)
+        #expect(try file.read(at: 0, count: 10_000) == [UInt8](repeating: 7, count: 10_000))
+        file.close()
+        #expect(throws: StorageError.self) { try file.startWriteback(at: 0, length: 1) }
+    }
+
     @Test func truncateCutsAndExtendsWithZeros() throws {
         try inDirectory { directory in
             let file = try fileSystem.openFile(at: directory + "/a", mode: .create)

@@ -41,6 +41,18 @@ func writeDurably(_ bytes: [UInt8], to path: String, in fileSystem: SimulatedFil
         #expect(fileSystem.contents(of: "s/a") == [1, 2, 3])
     }
 
+    @Test func startedWritebackMakesNothingDurable() throws {
+        let fileSystem = try makeSimulatedStore()
+        try writeDurably([1, 2, 3], to: "s/a", in: fileSystem)
+        let file = try fileSystem.openFile(at: "s/a", mode: .readWrite)
+        try file.write([9, 9, 9, 9, 9], at: 1)
+        try file.startWriteback(at: 0, length: 6)
+        #expect(fileSystem.durableContents(of: "s/a") == [1, 2, 3])
+        fileSystem.crash(seed: 4, model: .dropAll)
+        #expect(fileSystem.contents(of: "s/a") == [1, 2, 3])
+        #expect(fileSystem.callCount(.writeback) == 1)
+    }
+
     @Test func unsyncedChangesSurviveUnderKeepAll() throws {
         let fileSystem = try makeSimulatedStore()
         try writeDurably([1, 2, 3], to: "s/a", in: fileSystem)

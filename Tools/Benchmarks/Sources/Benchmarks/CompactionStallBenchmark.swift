@@ -10,11 +10,25 @@ let compactionStallWorkload = Workload(
     name: "compaction-stall",
     summary: "commit latency percentiles of one writer without and during compactions (100k entries)"
 ) {
+    try compactionStall(entries: 100_000, window: 0.4)
+}
+
+/// The same on a 1M-entry store, whose snapshot takes seconds to write:
+/// longer windows, so that each compacting window sees most of one.
+let compactionStall1MWorkload = Workload(
+    name: "compaction-stall-1m",
+    summary: "commit latency percentiles of one writer without and during compactions (1M entries)"
+) {
+    try compactionStall(entries: 1_000_000, window: 2)
+}
+
+private func compactionStall(entries: Int, window: Double) throws {
     let path = NSTemporaryDirectory() + "lensdb-bench-stall-\(getpid()).lensdb"
     defer { try? FileManager.default.removeItem(atPath: path) }
-    try fillStore(at: path, entries: 100_000)
+    try fillStore(at: path, entries: entries)
     let store = try Store(at: path, options: benchmarkOptions())
     defer { store.close() }
+    try store.compact()
     let compactor = Compactor(store)
     defer { compactor.stop() }
     var rows: [[String]] = []
@@ -23,9 +37,9 @@ let compactionStallWorkload = Workload(
         var busy: [Double] = []
         let compactionsBefore = compactor.completed
         for _ in 0..<5 {
-            quiet += try latencies(store, durability: durability, seconds: 0.4)
+            quiet += try latencies(store, durability: durability, seconds: window)
             compactor.setRunning(true)
-            busy += try latencies(store, durability: durability, seconds: 0.4)
+            busy += try latencies(store, durability: durability, seconds: window)
             compactor.setRunning(false)
         }
         let compactions = compactor.completed - compactionsBefore

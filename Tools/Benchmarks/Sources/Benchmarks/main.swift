@@ -6,6 +6,7 @@ let workloads: [Workload] = [
     logWorkload,
     openWorkload,
     compactionStallWorkload,
+    compactionStall1MWorkload,
     tablesWorkload,
     tableProfileWorkload,
     tableScaleWorkload,
