@@ -194,7 +194,9 @@ extension LogWriter {
         defer { endTurn() }
         state.lastSyncNanoseconds = took
         state.recentGroup = max(covered, state.recentGroup - 1)
-        guard state.failure == nil else { return }
+        // Only a failure that cut the file voids this sync; close() does not:
+        // what it synced is durable, and a failed sync must still poison and cut.
+        guard state.cutOffset == nil else { return }
         switch outcome {
         case .success:
             state.durableLSN = max(state.durableLSN, target)

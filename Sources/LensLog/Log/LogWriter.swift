@@ -193,7 +193,9 @@ public final class LogWriter: @unchecked Sendable {
 
     /// The highest LSN known durable.
     public var durableLSN: UInt64 { lock.withLock { state.durableLSN } }
-    /// The highest LSN written to the operating system.
+    /// The highest LSN a `.buffered` commit is acknowledged up to: written
+    /// to the operating system, and not in or after a batch still waiting
+    /// for a `.full` commit's sync (which could yet be cut back).
     public var writtenLSN: UInt64 { lock.withLock { state.writtenLSN } }
     /// The LSN the next record will get.
     public var nextLSN: UInt64 { lock.withLock { state.nextLSN } }
@@ -213,7 +215,7 @@ public final class LogWriter: @unchecked Sendable {
             if healthy { state.failure = .writerClosed }
             while state.writing || state.syncing { lock.wait() }
             lock.broadcast()
-            return healthy ? state.writeOffset : nil
+            return healthy && state.cutOffset == nil ? state.writeOffset : nil
         }
         // Give back the preallocated zeros. Not synced: a crash leaves the
         // old or the new size, and readers end at the zeros either way.
