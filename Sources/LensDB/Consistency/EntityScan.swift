@@ -1,0 +1,250 @@
+/// One walk of a value's `Encodable` conformance that records the value as
+/// a tree (``ScanNode``) with every ``Entity`` in it marked by type and
+/// identifier: what a merge rebuilds from (``EntityRebuild``) and how a
+/// push flattens the entities it is given.
+///
+/// It needs no code of the value's type beyond its `Codable` conformance:
+/// an entity is recognised when its encoding starts (`value as? any
+/// Entity`), which is why the values of holders and of pushes are walked
+/// through `encode(to:)` and never through reflection.
+///
+/// Not thread-safe: one scan belongs to one call.
+final class EntityScan {
+    /// Every entity met, in pre-order (an entity before the ones nested in
+    /// it), when `collectsEntities`.
+    private(set) var entities: [(key: EntityKey, entity: any Entity)] = []
+    /// The identities met, in any order.
+    private(set) var keys: Set<EntityKey> = []
+    /// The entity types the value can contain, as far as this walk shows:
+    /// those met and those named by the static types of its fields,
+    /// including empty arrays and nil optionals (``EntityTypeCarrier``).
+    private(set) var entityTypes: Set<ObjectIdentifier> = []
+    private let collectsEntities: Bool
+
+    init(collectingEntities: Bool) {
+        collectsEntities = collectingEntities
+    }
+
+    /// Walks `value`; the root of its tree.
+    func scan<T: Encodable>(_ value: T) throws -> ScanChild {
+        try child(value)
+    }
+
+    /// The tree of one value met during the walk.
+    func child<T: Encodable>(_ value: T) throws -> ScanChild {
+        if isScalar(T.self) { return .scalar(value) }
+        LensDB.entityTypes(namedBy: T.self, into: &entityTypes)
+        let node = ScanNode(original: value)
+        // Asked of the static type, so an optional or an array of entities is
+        // not taken for the entity it wraps (a dynamic cast would unwrap it).
+        if T.self is any Entity.Type, let entity = value as? any Entity {
+            let key = EntityKey(entity)
+            node.entity = key
+            keys.insert(key)
+            entityTypes.insert(key.type)
+            if collectsEntities { entities.append((key, entity)) }
+        }
+        try value.encode(to: ScanEncoder(scan: self, node: node))
+        return .node(node)
+    }
+
+    /// Also records that the holder's value type names `T` in a field that
+    /// is nil (`encodeIfPresent`), so its entity types are known before one appears.
+    func learn<T>(_ type: T.Type) {
+        if !isScalar(T.self) { LensDB.entityTypes(namedBy: T.self, into: &entityTypes) }
+    }
+
+    /// Whether values of `type` are leaves of the tree, kept as they are.
+    @inline(__always)
+    private func isScalar(_ type: Any.Type) -> Bool {
+        type == String.self || type == Int.self || type == Int64.self || type == Double.self || type == Bool.self
+            || type == UInt64.self || type == Int32.self || type == UInt32.self || type == Float.self || type == UInt.self
+            || type == Int16.self || type == UInt16.self || type == Int8.self || type == UInt8.self
+    }
+}
+
+/// One position in a scanned value: a leaf, an explicit nil, or a node.
+enum ScanChild {
+    case scalar(Any)
+    case null
+    case node(ScanNode)
+}
+
+/// A non-leaf value in a scan: what its encoding wrote, and the value
+/// itself, which a merge returns untouched when nothing below it changes.
+final class ScanNode {
+    enum Shape { case empty, keyed, unkeyed, single }
+
+    var shape = Shape.empty
+    /// The value this node is the encoding of.
+    let original: Any
+    /// The entity's identity, when the value is an entity.
+    var entity: EntityKey?
+    /// Whether a substitution applies here or below (``EntityRebuild/mark(_:)``).
+    var affected = false
+    /// Keyed: the entries by key string, and the keys in the order written.
+    var entries: [String: ScanChild] = [:]
+    var keys: [StoredKey] = []
+    /// Unkeyed: the elements; single: the one value.
+    var elements: [ScanChild] = []
+
+    init(original: Any) {
+        self.original = original
+    }
+
+    func set(_ child: ScanChild, forKey key: some CodingKey) {
+        if entries.updateValue(child, forKey: key.stringValue) == nil {
+            keys.append(StoredKey(string: key.stringValue, int: key.intValue))
+        }
+    }
+}
+
+/// A coding key as written, to rebuild the decoding side's own key type.
+struct StoredKey {
+    let string: String
+    let int: Int?
+
+    func key<Key: CodingKey>(_ type: Key.Type) -> Key? {
+        Key(stringValue: string) ?? int.flatMap(Key.init(intValue:))
+    }
+}
+
+/// The `Encoder` of a scan: writes into one node.
+struct ScanEncoder: Encoder {
+    let scan: EntityScan
+    let node: ScanNode
+    var codingPath: [any CodingKey] { [] }
+    var userInfo: [CodingUserInfoKey: Any] { [:] }
+
+    func container<Key: CodingKey>(keyedBy type: Key.Type) -> KeyedEncodingContainer<Key> {
+        node.shape = .keyed
+        return KeyedEncodingContainer(ScanKeyedContainer<Key>(scan: scan, node: node))
+    }
+
+    func unkeyedContainer() -> any UnkeyedEncodingContainer {
+        node.shape = .unkeyed
+        return ScanUnkeyedContainer(scan: scan, node: node)
+    }
+
+    func singleValueContainer() -> any SingleValueEncodingContainer {
+        node.shape = .single
+        return ScanSingleContainer(scan: scan, node: node)
+    }
+}
+
+struct ScanKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
+    let scan: EntityScan
+    let node: ScanNode
+    var codingPath: [any CodingKey] { [] }
+
+    mutating func encodeNil(forKey key: Key) throws { node.set(.null, forKey: key) }
+    mutating func encode(_ value: Bool, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: String, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Double, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Float, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Int, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Int8, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Int16, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Int32, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: Int64, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: UInt, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws { node.set(.scalar(value), forKey: key) }
+
+    mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
+        node.set(try scan.child(value), forKey: key)
+    }
+
+    // Written out so that a nil field still tells the scan its type.
+    mutating func encodeIfPresent<T: Encodable>(_ value: T?, forKey key: Key) throws {
+        guard let value else { return scan.learn(T.self) }
+        try encode(value, forKey: key)
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
+        let nested = ScanNode(original: ())
+        node.set(.node(nested), forKey: key)
+        return ScanEncoder(scan: scan, node: nested).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
+        let nested = ScanNode(original: ())
+        node.set(.node(nested), forKey: key)
+        return ScanEncoder(scan: scan, node: nested).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder { superEncoder(named: "super", int: nil) }
+    mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, int: key.intValue) }
+
+    private func superEncoder(named name: String, int: Int?) -> any Encoder {
+        let nested = ScanNode(original: ())
+        node.set(.node(nested), forKey: ScanKey(stringValue: name, intValue: int))
+        return ScanEncoder(scan: scan, node: nested)
+    }
+}
+
+struct ScanUnkeyedContainer: UnkeyedEncodingContainer {
+    let scan: EntityScan
+    let node: ScanNode
+    var codingPath: [any CodingKey] { [] }
+    var count: Int { node.elements.count }
+
+    mutating func encodeNil() throws { node.elements.append(.null) }
+    mutating func encode(_ value: Bool) throws { node.elements.append(.scalar(value)) }
+    mutating func encode(_ value: String) throws { node.elements.append(.scalar(value)) }
+    mutating func encode(_ value: Double) throws { node.elements.append(.scalar(value)) }
+    mutating func encode(_ value: Int) throws { node.elements.append(.scalar(value)) }
+    mutating func encode(_ value: Int64) throws { node.elements.append(.scalar(value)) }
+
+    mutating func encode<T: Encodable>(_ value: T) throws {
+        node.elements.append(try scan.child(value))
+    }
+
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+        let nested = ScanNode(original: ())
+        node.elements.append(.node(nested))
+        return ScanEncoder(scan: scan, node: nested).container(keyedBy: keyType)
+    }
+
+    mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
+        let nested = ScanNode(original: ())
+        node.elements.append(.node(nested))
+        return ScanEncoder(scan: scan, node: nested).unkeyedContainer()
+    }
+
+    mutating func superEncoder() -> any Encoder {
+        let nested = ScanNode(original: ())
+        node.elements.append(.node(nested))
+        return ScanEncoder(scan: scan, node: nested)
+    }
+}
+
+struct ScanSingleContainer: SingleValueEncodingContainer {
+    let scan: EntityScan
+    let node: ScanNode
+    var codingPath: [any CodingKey] { [] }
+
+    private func set(_ child: ScanChild) { node.elements = [child] }
+
+    mutating func encodeNil() throws { set(.null) }
+    mutating func encode(_ value: Bool) throws { set(.scalar(value)) }
+    mutating func encode(_ value: String) throws { set(.scalar(value)) }
+    mutating func encode(_ value: Double) throws { set(.scalar(value)) }
+    mutating func encode(_ value: Int) throws { set(.scalar(value)) }
+    mutating func encode(_ value: Int64) throws { set(.scalar(value)) }
+    mutating func encode<T: Encodable>(_ value: T) throws { set(try scan.child(value)) }
+}
+
+/// A key written by name (`superEncoder()`).
+struct ScanKey: CodingKey {
+    let stringValue: String
+    let intValue: Int?
+    init(stringValue: String, intValue: Int?) {
+        self.stringValue = stringValue
+        self.intValue = intValue
+    }
+    init?(stringValue: String) { self.init(stringValue: stringValue, intValue: nil) }
+    init?(intValue: Int) { self.init(stringValue: "\(intValue)", intValue: intValue) }
+}
