@@ -6,8 +6,9 @@ extension ConsistencyManager {
     /// is; so does `stale` when its type does not decode what it encodes.
     ///
     /// An entity a followed table no longer holds stays as it is, or, when
-    /// the table is followed with ``FollowOptions/dropRemoved``, leaves
-    /// arrays and dictionaries and turns optionals to nil.
+    /// the table is followed with ``FollowOptions/dropRemoved`` and the
+    /// removal was pushed, leaves arrays and dictionaries and turns
+    /// optionals to nil.
     ///
     /// ```swift
     /// screen.person = store.consistency.pull(screen.person)
@@ -43,7 +44,9 @@ extension ConsistencyManager {
             if let known, !known.removed, let pushed = known.entity, (known.version ?? 0) >= lsn { return .replace(pushed) }
             return .replace(entity)
         case .absent:
-            return followed.dropsRemoved ? .drop : nil
+            // Dropped only when a followed commit removed it: an entity the
+            // table never held (a draft) is not a removed one.
+            return known?.removed == true ? .drop : nil
         case .unavailable:
             return known?.substitution
         }

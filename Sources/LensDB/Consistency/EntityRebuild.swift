@@ -79,8 +79,9 @@ final class EntityRebuild {
                 case let .replace(entity):
                     if let replaced = normalize(entity, key) as? T { return replaced }
                 case .drop:
-                    // A position that cannot be empty keeps the copy it has.
-                    if let original = node.original as? T { return original }
+                    // A position that cannot be empty keeps its copy, with
+                    // the entities nested in it brought up to date below.
+                    break
                 }
             }
             return try T(from: RebuildDecoder(rebuild: self, node: node))

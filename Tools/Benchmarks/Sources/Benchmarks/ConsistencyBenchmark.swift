@@ -1,0 +1,105 @@
+import Foundation
+import LensDB
+import LensLog
+
+/// The consistency manager's two costs: a push that only some holders can
+/// be affected by, and one merge against the size of the holder's value.
+let consistencyWorkload = Workload(
+    name: "consistency",
+    summary: "push of one entity to 10,000 holders of which 100 contain it; merge cost per holder against value size"
+) {
+    pushToManyHolders()
+    mergeCostBySize()
+}
+
+/// A nonisolated holder, its value behind a lock.
+final class BenchHolder<Value: Codable & Sendable>: ConsistentHolder {
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
+    var consistentValue: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
+    }
+}
+
+/// An entity of a type that holds no person.
+struct BenchTag: Entity {
+    var id: Int64
+    var label: String
+}
+
+/// Seconds per push, median of `rounds` runs of `pushes` pushes each.
+private func secondsPerPush(_ manager: ConsistencyManager, rounds: Int = 7, pushes: Int) -> Double {
+    var version = 0
+    var samples: [Double] = []
+    for _ in 0..<rounds {
+        let start = now()
+        for _ in 0..<pushes {
+            version += 1
+            var person = BenchPerson.make(42)
+            person.score = Double(version)
+            manager.push(person)
+        }
+        samples.append((now() - start) / Double(pushes))
+    }
+    return samples.sorted()[samples.count / 2]
+}
+
+/// 100 holders of ten people, person 42 among them, and 9,900 holders that
+/// cannot contain a person (tags); against a manager with the 100 alone.
+private func pushToManyHolders() {
+    let containing = (0..<100).map { holder in
+        BenchHolder((0..<10).map { BenchPerson.make($0 == 5 ? 42 : Int64(1000 + holder * 10 + $0)) })
+    }
+    let unrelated = (0..<9_900).map { BenchHolder([BenchTag(id: Int64($0), label: "tag \($0)"), BenchTag(id: -1, label: "x")]) }
+    let all = ConsistencyManager(), alone = ConsistencyManager()
+    for holder in containing { all.register(holder); alone.register(holder) }
+    for holder in unrelated { all.register(holder) }
+    // Same type, other ids: what the type cache cannot skip.
+    let sameType = (0..<9_900).map { holder in BenchHolder((0..<10).map { BenchPerson.make(Int64(200_000 + holder * 10 + $0)) }) }
+    let crowded = ConsistencyManager()
+    for holder in containing { crowded.register(holder) }
+    for holder in sameType { crowded.register(holder) }
+
+    var totals: [Double] = [], alones: [Double] = []
+    for _ in 0..<5 {
+        totals.append(secondsPerPush(all, rounds: 3, pushes: 50))
+        alones.append(secondsPerPush(alone, rounds: 3, pushes: 50))
+    }
+    let total = totals.sorted()[2], only100 = alones.sorted()[2]
+    let skipped = max(0, total - only100)
+    let crowdedTotal = secondsPerPush(crowded, rounds: 3, pushes: 5)
+    printTable(["push of one person to 10,000 holders", "value", "goal"], [
+        ["total (100 contain it, 9,900 hold tags)", String(format: "%.0f µs", total * 1e6), ""],
+        ["the 100 that contain it alone", String(format: "%.0f µs", only100 * 1e6), ""],
+        ["spent on the 9,900 that cannot contain it", String(format: "%.1f µs (%.0f%% of the push, %.1f ns per holder)",
+                                                            skipped * 1e6, skipped / total * 100, skipped / 9_900 * 1e9), "near zero"],
+        ["per holder that contains it", String(format: "%.1f µs", only100 / 100 * 1e6), ""],
+        ["for contrast: 9,900 other holders of people (other ids)", String(format: "%.0f µs (%.1f µs per holder)",
+                                                                          crowdedTotal * 1e6, max(0, crowdedTotal - only100) / 9_900 * 1e6), ""],
+    ])
+    withExtendedLifetime((containing, unrelated, sameType)) {}
+}
+
+/// One holder of n people, person 42 among them; and one of n people
+/// without it (its type can contain a person, so it is walked).
+private func mergeCostBySize() {
+    var rows: [[String]] = []
+    for size in [1, 10, 100, 1000] {
+        let people = (0..<size).map { BenchPerson.make($0 == size / 2 ? 42 : Int64(1000 + $0)) }
+        let holding = ConsistencyManager(), notHolding = ConsistencyManager()
+        let holder = BenchHolder(people)
+        let other = BenchHolder(people.map { $0.id == 42 ? BenchPerson.make(7) : $0 })
+        holding.register(holder)
+        notHolding.register(other)
+        let pushes = max(5, 20_000 / size)
+        let merge = secondsPerPush(holding, pushes: pushes)
+        let walk = secondsPerPush(notHolding, pushes: pushes)
+        precondition(holder.consistentValue[size / 2].score > 0)
+        rows.append([
+            "\(size)", String(format: "%.1f µs", merge * 1e6), String(format: "%.0f ns", merge / Double(size) * 1e9),
+            String(format: "%.1f µs", walk * 1e6),
+        ])
+    }
+    printTable(["people in the holder's value", "merge (contains it)", "per entity in the value", "walk only (does not contain it)"], rows)
+}
