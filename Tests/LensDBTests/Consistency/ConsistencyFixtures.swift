@@ -9,7 +9,7 @@ struct Order: Entity, Equatable {
 }
 
 /// An entity with no nested entities, of a type unrelated to Person.
-struct Tag: Entity, Equatable {
+struct Tag: Entity, Hashable {
     var id: String
     var label: String
 }

@@ -146,4 +146,22 @@ import Testing
         #expect(holder.value == Screen(selected: renamed, orders: [Order(id: 1, buyer: newBob, note: "changed")], grid: [[newBob]]),
                 "an empty [Order] said it can hold an Order")
     }
+
+    struct Keyed: Codable, Sendable, Equatable {
+        var byID: [Int64: Person]
+        var byTag: [Tag: Int]?
+        var tagged: [String: [Tag]]
+    }
+
+    @Test func dictionariesWithIntegerAndEntityKeysAreRebuiltToo() {
+        let manager = ConsistencyManager()
+        let tag = Tag(id: "t", label: "old")
+        let holder = Holder(Keyed(byID: [1: alice, 2: bob], byTag: [tag: 3], tagged: ["x": [tag, tag]]))
+        manager.register(holder)
+        var renamed = alice
+        renamed.name = "renamed"
+        let relabelled = Tag(id: "t", label: "new")
+        manager.push([renamed as any Entity, relabelled])
+        #expect(holder.value == Keyed(byID: [1: renamed, 2: bob], byTag: [relabelled: 3], tagged: ["x": [relabelled, relabelled]]))
+    }
 }
