@@ -38,13 +38,13 @@ extension ConsistencyManager {
     }
 
     /// Pushes every entity of `entities`, in order, as one push: see
-    /// ``push(_:version:)-(any Entity...,_)``.
+    /// ``push(_:version:)-(Entity...,_)``.
     public func push<S: Sequence>(_ entities: S, version: UInt64? = nil) where S.Element: Entity {
         publish(flatten(entities.map { $0 as any Entity }, skippingNestedFollowed: false), removed: [], version: version, dropsRemoved: false)
     }
 
     /// Pushes entities of several types, in order, as one push: see
-    /// ``push(_:version:)-(any Entity...,_)``.
+    /// ``push(_:version:)-(Entity...,_)``.
     public func push(_ entities: some Sequence<any Entity>, version: UInt64? = nil) {
         publish(flatten(Array(entities), skippingNestedFollowed: false), removed: [], version: version, dropsRemoved: false)
     }

@@ -19,7 +19,7 @@
 ///
 /// Thread-safety: every method may be called from any thread (the
 /// registry is behind a lock, and runs under ThreadSanitizer in CI).
-/// Holders are updated where they live: see ``push(_:version:)-(any Entity...,_)``.
+/// Holders are updated where they live: see ``push(_:version:)-(Entity...,_)``.
 ///
 /// Memory: the manager keeps the newest version pushed of each entity
 /// (one per identity, shared with the copies that hold it) to order pushes
@@ -79,7 +79,7 @@ public final class ConsistencyManager: Sendable {
     /// Waits until every merge enqueued on an actor (for
     /// ``MainActorConsistentHolder`` and ``ActorConsistentHolder``) before
     /// the call has run. Nonisolated holders need no waiting: they are
-    /// updated before ``push(_:version:)-(any Entity...,_)`` returns.
+    /// updated before ``push(_:version:)-(Entity...,_)`` returns.
     public func waitForUpdates() async {
         let tasks = state.withLock { Array($0.pending.values) }
         for task in tasks { await task.value }
