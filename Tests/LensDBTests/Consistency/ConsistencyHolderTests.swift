@@ -77,4 +77,33 @@ import Testing
         }
         #expect(manager.holderCount == 1)
     }
+
+    @Test func consistencyFollowedCommitsRacingWithPushesAndRegistrationsEndEqualToTheTable() throws {
+        let store = try tableStore(checkingInvariants: false)
+        let people = try store.table(Person.self, named: "people")
+        let ids = Array(Int64(1)...6)
+        try people.put(ids.map { person($0, "v0") })
+        store.consistency.follow(people)
+        let holder = Holder(people.all())
+        store.consistency.register(holder)
+        runConcurrently(threads: 4) { thread in
+            for round in 0..<100 {
+                let id = ids[(round + thread) % ids.count]
+                switch thread {
+                case 0, 1:
+                    // A commit's version is its LSN: newer than every unversioned push before it.
+                    try? people.put(person(id, "commit \(thread).\(round)"))
+                case 2:
+                    store.consistency.register(Holder([person(id, "temporary")]))
+                    store.consistency.push(person(id, "pushed \(round)"))
+                default:
+                    _ = store.consistency.pull(holder.value)
+                    _ = store.consistency.holderCount
+                }
+            }
+        }
+        // One more commit of each: the last word is the store's.
+        try people.put(ids.map { person($0, "final") })
+        #expect(holder.value == people.all())
+    }
 }
