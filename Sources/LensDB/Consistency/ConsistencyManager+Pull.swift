@@ -18,7 +18,7 @@ extension ConsistencyManager {
     /// - Complexity: one walk of the value's encoding, one lookup per
     ///   entity in it, and decoding along the paths to replaced entities.
     public func pull<T: Codable>(_ stale: T) -> T {
-        let scan = EntityScan(collectingEntities: false)
+        let scan = EntityScan(collectingEntities: false, buildingTree: true)
         // A value that does not encode cannot be rebuilt: it is returned as it is.
         guard let root = try? scan.scan(stale) else { return stale }
         let (known, followed) = state.withLock { state in

@@ -55,7 +55,7 @@ extension ConsistencyManager {
         var order: [EntityKey] = [], values: [EntityKey: any Entity] = [:]
         let followed = skippingNestedFollowed ? state.withLock { Set($0.followed.keys) } : []
         for entity in entities {
-            let scan = EntityScan(collectingEntities: true)
+            let scan = EntityScan(collectingEntities: true, buildingTree: false)
             // An entity that does not encode is pushed as itself, without
             // the ones nested in it.
             let found = (try? scan.scan(entity)) != nil ? scan.entities : [(EntityKey(entity), entity)]
@@ -113,22 +113,23 @@ extension ConsistencyManager {
     /// merged in, or nil when it holds none. Learns the entity types values
     /// of its type contain.
     func merge<Value: Codable>(_ value: Value, _ keys: Set<EntityKey>) -> Value? {
-        let scan = EntityScan(collectingEntities: false)
+        // First a walk that builds nothing: most values a push visits hold
+        // the pushed type but not the pushed entity.
+        let finder = EntityScan(collectingEntities: false, buildingTree: false)
         // A value that does not encode cannot be rebuilt: it stays as it is.
-        guard let root = try? scan.scan(value) else { return nil }
-        let held = scan.keys.intersection(keys)
+        guard (try? finder.scan(value)) != nil else { return nil }
+        let held = finder.keys.intersection(keys)
         let group = ObjectIdentifier(Value.self)
         let substitutions = state.withLock { state -> [EntityKey: Substitution] in
-            if state.groups[group]?.entityTypes.isSuperset(of: scan.entityTypes) == false {
-                state.groups[group]!.entityTypes.formUnion(scan.entityTypes)
+            if state.groups[group]?.entityTypes.isSuperset(of: finder.entityTypes) == false {
+                state.groups[group]!.entityTypes.formUnion(finder.entityTypes)
             }
             var substitutions: [EntityKey: Substitution] = [:]
-            for key in held {
-                substitutions[key] = state.known[key]?.substitution
-            }
+            for key in held { substitutions[key] = state.known[key]?.substitution }
             return substitutions
         }
+        guard !substitutions.isEmpty else { return nil }
         // A value its own type will not decode again stays as it was.
-        return try? EntityRebuild(substitutions).rebuild(Value.self, root: root, keys: held)
+        return try? EntityRebuild(substitutions).rebuild(value)
     }
 }

@@ -38,7 +38,7 @@ extension ConsistencyManager {
     }
 
     private func add<Value: Encodable>(_ registration: any HolderRegistration, for holder: AnyObject, learning value: Value) {
-        let scan = EntityScan(collectingEntities: false)
+        let scan = EntityScan(collectingEntities: false, buildingTree: false)
         // A value that does not encode teaches nothing; the holder is still
         // registered and visited once a push finds its type can hold the entity.
         _ = try? scan.scan(value)

@@ -26,7 +26,7 @@ final class EntityRebuild {
 
     /// `value` with every substitution applied, or nil when none applies.
     func rebuild<T: Codable>(_ value: T) throws -> T? {
-        let scan = EntityScan(collectingEntities: false)
+        let scan = EntityScan(collectingEntities: false, buildingTree: true)
         return try rebuild(T.self, root: try scan.scan(value), keys: scan.keys)
     }
 
@@ -46,7 +46,7 @@ final class EntityRebuild {
         var affected = false
         if let key = node.entity, key != skipped, substitutions[key] != nil { affected = true }
         switch node.shape {
-        case .keyed: for entry in node.entries.values where mark(entry, except: skipped) { affected = true }
+        case .keyed: for entry in node.entries where mark(entry.child, except: skipped) { affected = true }
         case .unkeyed, .single: for element in node.elements where mark(element, except: skipped) { affected = true }
         case .empty: break
         }
@@ -100,7 +100,7 @@ final class EntityRebuild {
     }
 
     private func normalizeNested<E: Entity>(_ entity: E, _ key: EntityKey) throws -> any Entity {
-        let scan = EntityScan(collectingEntities: false)
+        let scan = EntityScan(collectingEntities: false, buildingTree: true)
         let root = try scan.scan(entity)
         var nested = scan.keys
         nested.remove(key)
@@ -145,23 +145,22 @@ struct RebuildKeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
 
     /// Dictionaries decode from these: a dropped entity leaves the dictionary.
     var allKeys: [Key] {
-        node.keys.compactMap { stored in
-            guard let child = node.entries[stored.string], !rebuild.isDropped(child) else { return nil }
-            return stored.key(Key.self)
+        node.entries.compactMap { entry in
+            rebuild.isDropped(entry.child) ? nil : entry.key.key(Key.self)
         }
     }
 
-    func contains(_ key: Key) -> Bool { node.entries[key.stringValue] != nil }
+    func contains(_ key: Key) -> Bool { node.child(forKey: key.stringValue) != nil }
 
     private func child(_ key: Key) throws -> ScanChild {
-        guard let child = node.entries[key.stringValue] else {
+        guard let child = node.child(forKey: key.stringValue) else {
             throw DecodingError.keyNotFound(key, .init(codingPath: [], debugDescription: "the value's encoding wrote no \(key.stringValue)"))
         }
         return child
     }
 
     func decodeNil(forKey key: Key) throws -> Bool {
-        guard let child = node.entries[key.stringValue] else { return true }
+        guard let child = node.child(forKey: key.stringValue) else { return true }
         if case .null = child { return true }
         return rebuild.isDropped(child)
     }

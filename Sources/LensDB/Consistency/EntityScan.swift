@@ -20,38 +20,66 @@ final class EntityScan {
     /// including empty arrays and nil optionals (``EntityTypeCarrier``).
     private(set) var entityTypes: Set<ObjectIdentifier> = []
     private let collectsEntities: Bool
+    /// Whether the walk records the tree; without it, it only finds the
+    /// entities and the entity types, writing every value into one sink.
+    private let buildsTree: Bool
+    private let sink = ScanNode(original: (), records: false)
+    /// What the walk found out about each type it met, so a value of a type
+    /// met before costs no dynamic conformance check.
+    private var types: [ObjectIdentifier: TypeInfo] = [:]
 
-    init(collectingEntities: Bool) {
-        collectsEntities = collectingEntities
+    struct TypeInfo {
+        let isEntity: Bool
+        let namedEntityTypes: [ObjectIdentifier]
     }
 
-    /// Walks `value`; the root of its tree.
+    init(collectingEntities: Bool, buildingTree: Bool) {
+        collectsEntities = collectingEntities
+        buildsTree = buildingTree
+    }
+
+    /// Walks `value`; the root of its tree (`.null` when not building one).
     func scan<T: Encodable>(_ value: T) throws -> ScanChild {
         try child(value)
     }
 
     /// The tree of one value met during the walk.
     func child<T: Encodable>(_ value: T) throws -> ScanChild {
-        if isScalar(T.self) { return .scalar(value) }
-        LensDB.entityTypes(namedBy: T.self, into: &entityTypes)
-        let node = ScanNode(original: value)
+        if isScalar(T.self) { return buildsTree ? .scalar(value) : .null }
+        let info = self.info(T.self)
+        for type in info.namedEntityTypes { entityTypes.insert(type) }
+        let node = buildsTree ? ScanNode(original: value) : sink
         // Asked of the static type, so an optional or an array of entities is
         // not taken for the entity it wraps (a dynamic cast would unwrap it).
-        if T.self is any Entity.Type, let entity = value as? any Entity {
+        if info.isEntity, let entity = value as? any Entity {
             let key = EntityKey(entity)
-            node.entity = key
+            if buildsTree { node.entity = key }
             keys.insert(key)
-            entityTypes.insert(key.type)
             if collectsEntities { entities.append((key, entity)) }
         }
         try value.encode(to: ScanEncoder(scan: self, node: node))
-        return .node(node)
+        return buildsTree ? .node(node) : .null
+    }
+
+    /// A node for a nested container: the sink when not building a tree.
+    func nestedNode() -> ScanNode {
+        buildsTree ? ScanNode(original: ()) : sink
+    }
+
+    private func info(_ type: Any.Type) -> TypeInfo {
+        let id = ObjectIdentifier(type)
+        if let known = types[id] { return known }
+        var named = Set<ObjectIdentifier>()
+        LensDB.entityTypes(namedBy: type, into: &named)
+        let info = TypeInfo(isEntity: type is any Entity.Type, namedEntityTypes: Array(named))
+        types[id] = info
+        return info
     }
 
     /// Also records that the holder's value type names `T` in a field that
     /// is nil (`encodeIfPresent`), so its entity types are known before one appears.
     func learn<T>(_ type: T.Type) {
-        if !isScalar(T.self) { LensDB.entityTypes(namedBy: T.self, into: &entityTypes) }
+        if !isScalar(T.self) { entityTypes.formUnion(info(T.self).namedEntityTypes) }
     }
 
     /// Whether values of `type` are leaves of the tree, kept as they are.
@@ -82,20 +110,46 @@ final class ScanNode {
     var entity: EntityKey?
     /// Whether a substitution applies here or below (``EntityRebuild/mark(_:)``).
     var affected = false
-    /// Keyed: the entries by key string, and the keys in the order written.
-    var entries: [String: ScanChild] = [:]
-    var keys: [StoredKey] = []
+    /// Keyed: the entries in the order written.
+    var entries: [(key: StoredKey, child: ScanChild)] = []
     /// Unkeyed: the elements; single: the one value.
     var elements: [ScanChild] = []
+    /// Where each key is in `entries`, for a keyed node too large to search.
+    private var positions: [String: Int]?
+    /// Whether this node records what is written into it (not a scan's sink).
+    private let records: Bool
 
-    init(original: Any) {
+    init(original: Any, records: Bool = true) {
         self.original = original
+        self.records = records
     }
 
     func set(_ child: ScanChild, forKey key: some CodingKey) {
-        if entries.updateValue(child, forKey: key.stringValue) == nil {
-            keys.append(StoredKey(string: key.stringValue, int: key.intValue))
+        guard records else { return }
+        entries.append((StoredKey(string: key.stringValue, int: key.intValue), child))
+    }
+
+    func append(_ child: ScanChild) {
+        guard records else { return }
+        elements.append(child)
+    }
+
+    func setSingle(_ child: ScanChild) {
+        guard records else { return }
+        elements = [child]
+    }
+
+    /// The value written last under `key`.
+    func child(forKey key: String) -> ScanChild? {
+        if entries.count <= 16 {
+            return entries.last { $0.key.string == key }?.child
         }
+        if positions == nil {
+            var positions: [String: Int] = [:]
+            for (position, entry) in entries.enumerated() { positions[entry.key.string] = position }
+            self.positions = positions
+        }
+        return positions![key].map { entries[$0].child }
     }
 }
 
@@ -164,13 +218,13 @@ struct ScanKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type, forKey key: Key) -> KeyedEncodingContainer<NestedKey> {
-        let nested = ScanNode(original: ())
+        let nested = scan.nestedNode()
         node.set(.node(nested), forKey: key)
         return ScanEncoder(scan: scan, node: nested).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer(forKey key: Key) -> any UnkeyedEncodingContainer {
-        let nested = ScanNode(original: ())
+        let nested = scan.nestedNode()
         node.set(.node(nested), forKey: key)
         return ScanEncoder(scan: scan, node: nested).unkeyedContainer()
     }
@@ -179,7 +233,7 @@ struct ScanKeyedContainer<Key: CodingKey>: KeyedEncodingContainerProtocol {
     mutating func superEncoder(forKey key: Key) -> any Encoder { superEncoder(named: key.stringValue, int: key.intValue) }
 
     private func superEncoder(named name: String, int: Int?) -> any Encoder {
-        let nested = ScanNode(original: ())
+        let nested = scan.nestedNode()
         node.set(.node(nested), forKey: ScanKey(stringValue: name, intValue: int))
         return ScanEncoder(scan: scan, node: nested)
     }
@@ -191,32 +245,32 @@ struct ScanUnkeyedContainer: UnkeyedEncodingContainer {
     var codingPath: [any CodingKey] { [] }
     var count: Int { node.elements.count }
 
-    mutating func encodeNil() throws { node.elements.append(.null) }
-    mutating func encode(_ value: Bool) throws { node.elements.append(.scalar(value)) }
-    mutating func encode(_ value: String) throws { node.elements.append(.scalar(value)) }
-    mutating func encode(_ value: Double) throws { node.elements.append(.scalar(value)) }
-    mutating func encode(_ value: Int) throws { node.elements.append(.scalar(value)) }
-    mutating func encode(_ value: Int64) throws { node.elements.append(.scalar(value)) }
+    mutating func encodeNil() throws { node.append(.null) }
+    mutating func encode(_ value: Bool) throws { node.append(.scalar(value)) }
+    mutating func encode(_ value: String) throws { node.append(.scalar(value)) }
+    mutating func encode(_ value: Double) throws { node.append(.scalar(value)) }
+    mutating func encode(_ value: Int) throws { node.append(.scalar(value)) }
+    mutating func encode(_ value: Int64) throws { node.append(.scalar(value)) }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
-        node.elements.append(try scan.child(value))
+        node.append(try scan.child(value))
     }
 
     mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
-        let nested = ScanNode(original: ())
-        node.elements.append(.node(nested))
+        let nested = scan.nestedNode()
+        node.append(.node(nested))
         return ScanEncoder(scan: scan, node: nested).container(keyedBy: keyType)
     }
 
     mutating func nestedUnkeyedContainer() -> any UnkeyedEncodingContainer {
-        let nested = ScanNode(original: ())
-        node.elements.append(.node(nested))
+        let nested = scan.nestedNode()
+        node.append(.node(nested))
         return ScanEncoder(scan: scan, node: nested).unkeyedContainer()
     }
 
     mutating func superEncoder() -> any Encoder {
-        let nested = ScanNode(original: ())
-        node.elements.append(.node(nested))
+        let nested = scan.nestedNode()
+        node.append(.node(nested))
         return ScanEncoder(scan: scan, node: nested)
     }
 }
@@ -226,7 +280,7 @@ struct ScanSingleContainer: SingleValueEncodingContainer {
     let node: ScanNode
     var codingPath: [any CodingKey] { [] }
 
-    private func set(_ child: ScanChild) { node.elements = [child] }
+    private func set(_ child: ScanChild) { node.setSingle(child) }
 
     mutating func encodeNil() throws { set(.null) }
     mutating func encode(_ value: Bool) throws { set(.scalar(value)) }

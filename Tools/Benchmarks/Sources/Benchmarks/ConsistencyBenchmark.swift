@@ -48,15 +48,19 @@ private func secondsPerPush(_ manager: ConsistencyManager, rounds: Int = 7, push
 /// 100 holders of ten people, person 42 among them, and 9,900 holders that
 /// cannot contain a person (tags); against a manager with the 100 alone.
 private func pushToManyHolders() {
-    let containing = (0..<100).map { holder in
-        BenchHolder((0..<10).map { BenchPerson.make($0 == 5 ? 42 : Int64(1000 + holder * 10 + $0)) })
+    let containing: [BenchHolder<[BenchPerson]>] = (0..<100).map { (holder: Int) in
+        BenchHolder(tenPeople(first: 1000 + holder * 10, including42: true))
     }
-    let unrelated = (0..<9_900).map { BenchHolder([BenchTag(id: Int64($0), label: "tag \($0)"), BenchTag(id: -1, label: "x")]) }
+    let unrelated: [BenchHolder<[BenchTag]>] = (0..<9_900).map { (index: Int) in
+        BenchHolder([BenchTag(id: Int64(index), label: "tag \(index)"), BenchTag(id: -1, label: "x")])
+    }
     let all = ConsistencyManager(), alone = ConsistencyManager()
     for holder in containing { all.register(holder); alone.register(holder) }
     for holder in unrelated { all.register(holder) }
     // Same type, other ids: what the type cache cannot skip.
-    let sameType = (0..<9_900).map { holder in BenchHolder((0..<10).map { BenchPerson.make(Int64(200_000 + holder * 10 + $0)) }) }
+    let sameType: [BenchHolder<[BenchPerson]>] = (0..<9_900).map { (holder: Int) in
+        BenchHolder(tenPeople(first: 200_000 + holder * 10, including42: false))
+    }
     let crowded = ConsistencyManager()
     for holder in containing { crowded.register(holder) }
     for holder in sameType { crowded.register(holder) }
@@ -81,15 +85,24 @@ private func pushToManyHolders() {
     withExtendedLifetime((containing, unrelated, sameType)) {}
 }
 
+/// Ten people with identifiers from `first`, the sixth replaced by person 42 when asked.
+private func tenPeople(first: Int, including42: Bool) -> [BenchPerson] {
+    (0..<10).map { (offset: Int) -> BenchPerson in
+        BenchPerson.make(including42 && offset == 5 ? 42 : Int64(first + offset))
+    }
+}
+
 /// One holder of n people, person 42 among them; and one of n people
 /// without it (its type can contain a person, so it is walked).
 private func mergeCostBySize() {
     var rows: [[String]] = []
     for size in [1, 10, 100, 1000] {
-        let people = (0..<size).map { BenchPerson.make($0 == size / 2 ? 42 : Int64(1000 + $0)) }
+        let people: [BenchPerson] = (0..<size).map { (index: Int) -> BenchPerson in
+            BenchPerson.make(index == size / 2 ? 42 : Int64(1000 + index))
+        }
         let holding = ConsistencyManager(), notHolding = ConsistencyManager()
         let holder = BenchHolder(people)
-        let other = BenchHolder(people.map { $0.id == 42 ? BenchPerson.make(7) : $0 })
+        let other = BenchHolder(people.map { (person: BenchPerson) -> BenchPerson in person.id == 42 ? BenchPerson.make(7) : person })
         holding.register(holder)
         notHolding.register(other)
         let pushes = max(5, 20_000 / size)
