@@ -115,7 +115,7 @@ extension ConsistencyManager {
     func merge<Value: Codable>(_ value: Value, _ keys: Set<EntityKey>) -> Value? {
         // First a walk that builds nothing: most values a push visits hold
         // the pushed type but not the pushed entity.
-        let finder = EntityScan(collectingEntities: false, buildingTree: false)
+        let finder = EntityScan(collectingEntities: false, buildingTree: false, targets: keys)
         // A value that does not encode cannot be rebuilt: it stays as it is.
         guard (try? finder.scan(value)) != nil else { return nil }
         let held = finder.keys.intersection(keys)
@@ -130,6 +130,6 @@ extension ConsistencyManager {
         }
         guard !substitutions.isEmpty else { return nil }
         // A value its own type will not decode again stays as it was.
-        return try? EntityRebuild(substitutions).rebuild(value)
+        return try? EntityRebuild(substitutions).rebuild(value, plan: finder.visits)
     }
 }

@@ -25,8 +25,10 @@ final class EntityRebuild {
     }
 
     /// `value` with every substitution applied, or nil when none applies.
-    func rebuild<T: Codable>(_ value: T) throws -> T? {
-        let scan = EntityScan(collectingEntities: false, buildingTree: true)
+    /// With `plan`, the visits of a walk of `value` that looked for the
+    /// substituted entities, only the values that hold one are walked again.
+    func rebuild<T: Codable>(_ value: T, plan: [EntityScan.Visit]? = nil) throws -> T? {
+        let scan = EntityScan(collectingEntities: false, buildingTree: true, plan: plan)
         return try rebuild(T.self, root: try scan.scan(value), keys: scan.keys)
     }
 
@@ -67,7 +69,7 @@ final class EntityRebuild {
     /// The value of type `T` at `child`, substitutions applied.
     func value<T: Decodable>(_ type: T.Type, _ child: ScanChild) throws -> T {
         switch child {
-        case let .scalar(scalar):
+        case let .scalar(scalar), let .value(scalar):
             if let scalar = scalar as? T { return scalar }
             throw DecodingError.typeMismatch(T.self, .init(codingPath: [], debugDescription: "the value's encoding wrote \(Swift.type(of: scalar)) here"))
         case .null:

@@ -33,9 +33,31 @@ final class EntityScan {
         let namedEntityTypes: [ObjectIdentifier]
     }
 
-    init(collectingEntities: Bool, buildingTree: Bool) {
+    /// One value met by a walk that looks for `targets`, in the order met:
+    /// its type, whether a target is in it, and how many values are nested
+    /// in it. A tree-building walk of the same value follows these, and
+    /// keeps a value with no target in it whole instead of walking it.
+    struct Visit {
+        let type: ObjectIdentifier
+        var hit = false
+        var size = 0
+    }
+
+    /// The values met, when looking for `targets`.
+    private(set) var visits: [Visit] = []
+    private let targets: Set<EntityKey>?
+    private var subtreeHit = false
+    /// The visits of an earlier walk of the same value to follow, if any.
+    private let plan: [Visit]?
+    private var cursor = 0
+
+    /// A walk; `targets` (without a tree) records ``visits`` for a later
+    /// walk that builds the tree along `plan` only where a target is.
+    init(collectingEntities: Bool, buildingTree: Bool, targets: Set<EntityKey>? = nil, plan: [Visit]? = nil) {
         collectsEntities = collectingEntities
         buildsTree = buildingTree
+        self.targets = buildingTree ? nil : targets
+        self.plan = buildingTree ? plan : nil
     }
 
     /// Walks `value`; the root of its tree (`.null` when not building one).
@@ -46,9 +68,26 @@ final class EntityScan {
     /// The tree of one value met during the walk.
     func child<T: Encodable>(_ value: T) throws -> ScanChild {
         if isScalar(T.self) { return buildsTree ? .scalar(value) : .null }
+        if let plan {
+            // The same value walked again meets the same values in the same
+            // order; anything else is a value that encodes differently each
+            // time, and the merge gives up on it.
+            guard cursor < plan.count, plan[cursor].type == ObjectIdentifier(T.self) else { throw PlanMismatch() }
+            let visit = plan[cursor]
+            cursor += 1
+            if !visit.hit {
+                cursor += visit.size
+                return .value(value)
+            }
+        }
         let info = self.info(T.self)
         for type in info.namedEntityTypes { entityTypes.insert(type) }
         let node = buildsTree ? ScanNode(original: value) : sink
+        let visit = visits.count, outerHit = subtreeHit
+        if targets != nil {
+            visits.append(Visit(type: ObjectIdentifier(T.self)))
+            subtreeHit = false
+        }
         // Asked of the static type, so an optional or an array of entities is
         // not taken for the entity it wraps (a dynamic cast would unwrap it).
         if info.isEntity, let entity = value as? any Entity {
@@ -56,10 +95,19 @@ final class EntityScan {
             if buildsTree { node.entity = key }
             keys.insert(key)
             if collectsEntities { entities.append((key, entity)) }
+            if targets?.contains(key) == true { subtreeHit = true }
         }
         try value.encode(to: ScanEncoder(scan: self, node: node))
+        if targets != nil {
+            visits[visit].hit = subtreeHit
+            visits[visit].size = visits.count - visit - 1
+            subtreeHit = outerHit || subtreeHit
+        }
         return buildsTree ? .node(node) : .null
     }
+
+    /// A second walk of a value met other values than the first.
+    struct PlanMismatch: Error {}
 
     /// A node for a nested container: the sink when not building a tree.
     func nestedNode() -> ScanNode {
@@ -94,6 +142,8 @@ final class EntityScan {
 /// One position in a scanned value: a leaf, an explicit nil, or a node.
 enum ScanChild {
     case scalar(Any)
+    /// A value kept whole: nothing it holds is substituted.
+    case value(Any)
     case null
     case node(ScanNode)
 }
