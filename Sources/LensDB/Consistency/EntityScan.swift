@@ -13,7 +13,7 @@ final class EntityScan {
     /// Every entity met, in pre-order (an entity before the ones nested in
     /// it), when `collectsEntities`.
     private(set) var entities: [(key: EntityKey, entity: any Entity)] = []
-    /// The identities met, in any order.
+    /// The identities met, in any order (only the targets, when looking for some).
     private(set) var keys: Set<EntityKey> = []
     /// The entity types the value can contain, as far as this walk shows:
     /// those met and those named by the static types of its fields,
@@ -81,7 +81,6 @@ final class EntityScan {
             }
         }
         let info = self.info(T.self)
-        for type in info.namedEntityTypes { entityTypes.insert(type) }
         let node = buildsTree ? ScanNode(original: value) : sink
         let visit = visits.count, outerHit = subtreeHit
         if targets != nil {
@@ -93,7 +92,10 @@ final class EntityScan {
         if info.isEntity, let entity = value as? any Entity {
             let key = EntityKey(entity)
             if buildsTree { node.entity = key }
-            keys.insert(key)
+            // The dynamic type: a subclass of the static one, say.
+            if key.type != ObjectIdentifier(T.self) { entityTypes.insert(key.type) }
+            // A walk looking for targets needs only the ones it finds.
+            if targets?.contains(key) ?? true { keys.insert(key) }
             if collectsEntities { entities.append((key, entity)) }
             if targets?.contains(key) == true { subtreeHit = true }
         }
@@ -121,13 +123,15 @@ final class EntityScan {
         LensDB.entityTypes(namedBy: type, into: &named)
         let info = TypeInfo(isEntity: type is any Entity.Type, namedEntityTypes: Array(named))
         types[id] = info
+        // Once per type and walk is enough: the walk's answer is a union.
+        entityTypes.formUnion(named)
         return info
     }
 
     /// Also records that the holder's value type names `T` in a field that
     /// is nil (`encodeIfPresent`), so its entity types are known before one appears.
     func learn<T>(_ type: T.Type) {
-        if !isScalar(T.self) { entityTypes.formUnion(info(T.self).namedEntityTypes) }
+        if !isScalar(T.self) { _ = info(T.self) }
     }
 
     /// Whether values of `type` are leaves of the tree, kept as they are.
