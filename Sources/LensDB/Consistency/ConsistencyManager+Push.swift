@@ -28,6 +28,14 @@ extension ConsistencyManager {
     /// A holder whose value cannot be rebuilt (its decoding refuses what its
     /// encoding wrote) is left as it was.
     ///
+    /// ```swift
+    /// manager.push(personFromNetwork)                    // newest known
+    /// manager.push(order, version: lsnOfTheOrderCommit)   // the order and the people in it
+    /// ```
+    ///
+    /// Thread-safety: any thread. Merges into one nonisolated holder are
+    /// serialized, so two pushes racing never lose each other's changes.
+    ///
     /// - Complexity: one walk of each pushed entity's encoding, then, for
     ///   each holder whose value type has been seen to contain a pushed
     ///   type, one walk of its value's encoding, plus decoding along the
