@@ -1,6 +1,8 @@
 /// How ``ConsistencyManager/follow(_:options:)`` treats a followed table's commits.
 public struct FollowOptions: OptionSet, Sendable {
+    /// The options as bits.
     public let rawValue: Int
+    /// The options whose bits are `rawValue`.
     public init(rawValue: Int) { self.rawValue = rawValue }
 
     /// A removed entity leaves holders too: its copies are removed from
