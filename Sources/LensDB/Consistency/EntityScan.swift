@@ -29,7 +29,8 @@ final class EntityScan {
     private var types: [ObjectIdentifier: TypeInfo] = [:]
 
     struct TypeInfo {
-        let isEntity: Bool
+        /// For an entity type: how to read a value's identity.
+        let opener: (any EntityOpener)?
         let namedEntityTypes: [ObjectIdentifier]
     }
 
@@ -89,14 +90,14 @@ final class EntityScan {
         }
         // Asked of the static type, so an optional or an array of entities is
         // not taken for the entity it wraps (a dynamic cast would unwrap it).
-        if info.isEntity, let entity = value as? any Entity {
-            let key = EntityKey(entity)
+        if let opener = info.opener {
+            let key = opener.key(of: value)
             if buildsTree { node.entity = key }
             // The dynamic type: a subclass of the static one, say.
             if key.type != ObjectIdentifier(T.self) { entityTypes.insert(key.type) }
             // A walk looking for targets needs only the ones it finds.
             if targets?.contains(key) ?? true { keys.insert(key) }
-            if collectsEntities { entities.append((key, entity)) }
+            if collectsEntities { entities.append((key, opener.entity(value))) }
             if targets?.contains(key) == true { subtreeHit = true }
         }
         try value.encode(to: ScanEncoder(scan: self, node: node))
@@ -106,6 +107,10 @@ final class EntityScan {
             subtreeHit = outerHit || subtreeHit
         }
         return buildsTree ? .node(node) : .null
+    }
+
+    private static func opener<E: Entity>(_ type: E.Type) -> any EntityOpener {
+        TypedEntityOpener<E>()
     }
 
     /// A second walk of a value met other values than the first.
@@ -121,7 +126,8 @@ final class EntityScan {
         if let known = types[id] { return known }
         var named = Set<ObjectIdentifier>()
         LensDB.entityTypes(namedBy: type, into: &named)
-        let info = TypeInfo(isEntity: type is any Entity.Type, namedEntityTypes: Array(named))
+        let entityType = type as? any Entity.Type
+        let info = TypeInfo(opener: entityType.map { Self.opener($0) }, namedEntityTypes: Array(named))
         types[id] = info
         // Once per type and walk is enough: the walk's answer is a union.
         entityTypes.formUnion(named)
@@ -141,6 +147,19 @@ final class EntityScan {
             || type == UInt64.self || type == Int32.self || type == UInt32.self || type == Float.self || type == UInt.self
             || type == Int16.self || type == UInt16.self || type == Int8.self || type == UInt8.self
     }
+}
+
+/// Reads the identity of a value whose static type `T` is the entity type
+/// `E`: a cast from `T` to `E` is an identity, where a cast to `any Entity`
+/// would look the conformance up for every value.
+protocol EntityOpener {
+    func key<T>(of value: T) -> EntityKey
+    func entity<T>(_ value: T) -> any Entity
+}
+
+struct TypedEntityOpener<E: Entity>: EntityOpener {
+    func key<T>(of value: T) -> EntityKey { EntityKey(value as! E) }
+    func entity<T>(_ value: T) -> any Entity { value as! E }
 }
 
 /// One position in a scanned value: a leaf, an explicit nil, or a node.
