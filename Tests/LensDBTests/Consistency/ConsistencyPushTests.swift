@@ -145,6 +145,12 @@ import Testing
         manager.push(Order(id: 1, buyer: newBob, note: "changed"))
         #expect(holder.value == Screen(selected: renamed, orders: [Order(id: 1, buyer: newBob, note: "changed")], grid: [[newBob]]),
                 "an empty [Order] said it can hold an Order")
+        // A type that names orders only through empty containers.
+        let byDay = Holder([String: [Order]]())
+        manager.register(byDay)
+        byDay.value = ["monday": [Order(id: 2, buyer: bob, note: "")]]
+        manager.push(Order(id: 2, buyer: bob, note: "paid"))
+        #expect(byDay.value["monday"]?.first?.note == "paid", "an empty [String: [Order]] said it can hold an Order")
     }
 
     struct Keyed: Codable, Sendable, Equatable {
