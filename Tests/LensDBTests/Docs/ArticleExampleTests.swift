@@ -12,6 +12,7 @@ import Testing
         ("GettingStarted.md", "GettingStartedExample.swift"),
         ("DurabilityAndRecovery.md", "CrashHandlingExample.swift"),
         ("RootLens.md", "RootLensExample.swift"),
+        ("Consistency.md", "ConsistencyExample.swift"),
     ])
     func articleQuotesItsTestedExample(article: String, example: String) throws {
         let source = try String(contentsOf: Self.root.appendingPathComponent("Tests/LensDBTests/Docs/\(example)"), encoding: .utf8)

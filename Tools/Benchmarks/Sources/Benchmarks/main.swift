@@ -14,6 +14,7 @@ let workloads: [Workload] = [
     lensWorkload,
     lensNotifyWorkload,
     lensDeltaWorkload,
+    consistencyWorkload,
 ]
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
