@@ -6,6 +6,8 @@ let workloads: [Workload] = [
     logWorkload,
     openWorkload,
     compactionStallWorkload,
+    recoveryMemoryWorkload,
+    scaleWorkload,
     tablesWorkload,
     tableProfileWorkload,
     tableScaleWorkload,
@@ -17,6 +19,16 @@ let workloads: [Workload] = [
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
     try memoryProbe(path)
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "recovery-probe", CommandLine.arguments.count == 4 {
+    try recoveryProbe(CommandLine.arguments[2], CommandLine.arguments[3])
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "scale-probe", CommandLine.arguments.count == 4 {
+    try scaleProbe(CommandLine.arguments[2], CommandLine.arguments[3])
     exit(0)
 }
 
