@@ -45,7 +45,8 @@ let scaleWorkload = Workload(
 /// In a child process: `open` opens the store and reports its time, its
 /// peak and the state it keeps; `compact` opens it, times `.full` commits
 /// for two seconds, then again while one compaction runs, and reports the
-/// compaction's time and the peak RSS during it.
+/// compaction's time and the peak RSS during it, then times commits for
+/// two seconds more.
 func scaleProbe(_ task: String, _ path: String) throws {
     trimMalloc()
     let before = residentBytes()
@@ -57,7 +58,7 @@ func scaleProbe(_ task: String, _ path: String) throws {
     trimMalloc()
     result["state"] = Double(residentBytes() - before)
     if task == "compact" {
-        let quiet = commitLatencies(store, while: { _ in true }, seconds: 2)
+        let quietBefore = commitLatencies(store, while: { _ in true }, seconds: 2)
         let writer = BusyWriter(store)
         resetPeakResident()
         let compactionStart = now()
@@ -65,7 +66,10 @@ func scaleProbe(_ task: String, _ path: String) throws {
         result["seconds"] = now() - compactionStart
         result["peak"] = Double(peakResidentBytes() - before)
         let busy = writer.stop()
-        result["snapshot"] = Double(directoryBytes(path, suffix: ".snapshot"))
+        // Quiet windows before and after, so that both sides of the
+        // compaction are in the baseline.
+        let quiet = quietBefore + commitLatencies(store, while: { _ in true }, seconds: 2)
+        result["snapshot"] = Double(directoryBytes(path, suffix: ".snap"))
         for (name, samples) in [("quiet", quiet), ("busy", busy)] {
             let sorted = samples.sorted()
             func at(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
