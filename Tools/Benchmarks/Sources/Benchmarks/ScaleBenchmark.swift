@@ -34,11 +34,9 @@ let scaleWorkload = Workload(
         ["snapshot MiB", mebi(compaction["snapshot"]!)],
         ["compaction: seconds", String(format: "%.2f", compaction["seconds"]!)],
         ["compaction: peak RSS MiB (× state)", mebi(compaction["peak"]!) + String(format: " (%.2f×)", compaction["peak"]! / state)],
-        ["`.full` commit p50 / p99 / p99.9 µs, quiet",
-         "\(micro(compaction["quiet50"]!)) / \(micro(compaction["quiet99"]!)) / \(micro(compaction["quiet999"]!))"],
-        ["`.full` commit p50 / p99 / p99.9 / max µs, compacting",
-         "\(micro(compaction["busy50"]!)) / \(micro(compaction["busy99"]!)) / \(micro(compaction["busy999"]!)) / \(micro(compaction["busyMax"]!))"],
-        ["commits during compaction", "\(Int(compaction["busyCount"]!))"],
+        latencyRow("before compacting (2 s)", "before", compaction),
+        latencyRow("while compacting", "busy", compaction),
+        latencyRow("after compacting (2 s)", "after", compaction),
     ])
 }
 
@@ -68,9 +66,9 @@ func scaleProbe(_ task: String, _ path: String) throws {
         let busy = writer.stop()
         // Quiet windows before and after, so that both sides of the
         // compaction are in the baseline.
-        let quiet = quietBefore + commitLatencies(store, while: { _ in true }, seconds: 2)
+        let quietAfter = commitLatencies(store, while: { _ in true }, seconds: 2)
         result["snapshot"] = Double(directoryBytes(path, suffix: ".snap"))
-        for (name, samples) in [("quiet", quiet), ("busy", busy)] {
+        for (name, samples) in [("before", quietBefore), ("after", quietAfter), ("busy", busy)] {
             let sorted = samples.sorted()
             func at(_ p: Double) -> Double { sorted.isEmpty ? 0 : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))] }
             result[name + "50"] = at(0.5)
@@ -127,6 +125,11 @@ func directoryBytes(_ path: String, suffix: String = "") -> Int {
     return names.filter { $0.hasSuffix(suffix) }.reduce(0) { total, name in
         total + ((try? FileManager.default.attributesOfItem(atPath: path + "/" + name)[.size] as? Int) ?? 0)
     }
+}
+
+private func latencyRow(_ label: String, _ name: String, _ result: [String: Double]) -> [String] {
+    let values = ["50", "99", "999", "Max"].map { micro(result[name + $0]!) }.joined(separator: " / ")
+    return ["`.full` commits \(label): p50 / p99 / p99.9 / max µs (count)", values + " (\(Int(result[name + "Count"]!)))"]
 }
 
 private func micro(_ seconds: Double) -> String { String(format: "%.0f", seconds * 1e6) }
