@@ -266,10 +266,20 @@ extension LogReader {
         try! self.init(window: window, policy: policy)
     }
 
-    /// How many bytes of the log are not zero: what a log cut while new
-    /// held, for the report.
-    public func nonZeroByteCount() throws(LogError) -> Int {
-        var window = window
-        return try window.nonZeroCount()
+    /// How many bytes of `file` are not zero, streamed through a window:
+    /// what a log cut while new held, for the report.
+    /// - Throws: ``StorageError`` when the file cannot be read.
+    public static func nonZeroByteCount(
+        file: any StoredFile, path: String, windowSize: Int = LogReader.defaultWindowSize
+    ) throws -> Int {
+        var window = try LogWindow(file: file, path: path, windowSize: windowSize, closingWhenDone: false)
+        do {
+            return try window.nonZeroCount()
+        } catch .readFailed(_, let cause) {
+            throw cause
+        } catch {
+            // nonZeroCount throws nothing but failed reads.
+            throw StorageError(.ioError, .read, path: path)
+        }
     }
 }

@@ -111,7 +111,8 @@ public struct LogChain {
             let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
             let salvaged = try LogReader(file: file, path: log.path, policy: policy, assumedHeader: assumed, windowSize: windowSize)
             guard try Self.unwrappingReads({ () throws(LogError) in try salvaged.vouches(for: expected) }) else {
-                let nonZero = try Self.unwrappingReads { () throws(LogError) in try salvaged.nonZeroByteCount() }
+                // Counted in the file as it is, without the assumed header.
+                let nonZero = try LogReader.nonZeroByteCount(file: file, path: log.path, windowSize: windowSize)
                 report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(nonZero), reason: nil))
                 report.logsCutWhileNew.append(log.path)
                 return nil
