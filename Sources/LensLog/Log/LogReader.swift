@@ -34,9 +34,10 @@ public struct DroppedRange: Sendable, Equatable {
 /// and `.salvage` skips. If none does, the damage is a torn write of unsynced
 /// data, the normal result of a power cut, and the log ends there quietly.
 ///
-/// A reader opened on a file streams it through a bounded window
-/// (``LogWindow``): memory is one window, or one record when a record is
-/// larger, whatever the log's size — and the search past damage streams too.
+/// A reader opened on a file streams it through a bounded window of
+/// ``defaultWindowSize`` bytes: memory is one window, or one record when a
+/// record is larger, whatever the log's size — and the search past damage
+/// streams too.
 public struct LogReader: Sendable {
     public let path: String
     public let header: LogFileHeader
