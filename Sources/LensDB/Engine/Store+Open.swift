@@ -41,6 +41,7 @@ extension Store {
             if !options.readOnly { try removeTemporaries(&listing, directory) }
             var state = StoreState()
             var unproven: [LogRecord] = []
+            let mayRelog = !options.readOnly && !closedCleanly
             var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
             let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
@@ -49,9 +50,16 @@ extension Store {
                 reading.read(snapshot: snapshot.path)
             }, apply: { record, file in
                 try replay(record, from: file, into: &state)
-                unproven.removeAll { $0.lsn <= record.syncedLSN }
-                unproven.append(record)
                 reading.read(record, in: file)
+                // After a clean close, or read-only, nothing is logged
+                // again, so nothing is kept: a long log of unsynced commits
+                // would otherwise be held whole. Unproven records are in LSN
+                // order, so a record proves a prefix of them.
+                guard mayRelog else { return }
+                if let first = unproven.first, first.lsn <= record.syncedLSN {
+                    unproven.removeSubrange(..<(unproven.firstIndex { $0.lsn > record.syncedLSN } ?? unproven.endIndex))
+                }
+                unproven.append(record)
             })
             reading.finish()
             unproven.removeAll { $0.lsn <= report.provenLSN }

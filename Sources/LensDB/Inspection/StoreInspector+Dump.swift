@@ -95,7 +95,9 @@ extension StoreInspector {
         for log in listing.logs {
             // A log whose header does not verify holds nothing dump can show;
             // verify reports it.
-            guard var reader = try? LogReader(bytes: read(log.path), path: log.path, policy: .salvage) else { continue }
+            let handle = try fileSystem.openFile(at: log.path, mode: .readOnly)
+            defer { handle.close() }
+            guard var reader = try? LogReader(file: handle, path: log.path, policy: .salvage) else { continue }
             while let record = try reader.next() { try emit(record, log.path) }
         }
     }

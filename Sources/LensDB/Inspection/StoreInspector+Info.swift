@@ -127,10 +127,11 @@ extension StoreInspector {
     }
 
     private func logInfo(_ file: String) throws -> InfoReport.FileInfo {
-        let bytes = try read(file)
-        var info = FileInfo(role: .log, name: file, size: Int64(bytes.count))
+        let handle = try fileSystem.openFile(at: file, mode: .readOnly)
+        defer { handle.close() }
+        var info = FileInfo(role: .log, name: file, size: try handle.size())
         do {
-            var reader = try LogReader(bytes: bytes, path: file, policy: .salvage)
+            var reader = try LogReader(file: handle, path: file, policy: .salvage)
             info.formatVersion = reader.header.version
             info.generation = reader.header.generation
             info.firstLSN = reader.header.firstLSN

@@ -176,10 +176,13 @@ extension StoreInspector {
     /// header was never synced, so it holds nothing that was acknowledged.
     private func verifyLog(_ file: String, cutWhileNew: Bool, catalog: inout EncodingCatalog, into report: inout VerifyReport) {
         do {
-            let bytes = try read(file)
-            report.bytesRead += Int64(bytes.count)
-            let opened = Result { () throws(LogError) in try LogReader(bytes: bytes, path: file, policy: .salvage) }
-            if case let .failure(error) = opened, cutWhileNew {
+            // Streamed through the reader's window: verify holds one window
+            // of a log, not the log.
+            let handle = try fileSystem.openFile(at: file, mode: .readOnly)
+            defer { handle.close() }
+            report.bytesRead += try handle.size()
+            let opened = Result { try LogReader(file: handle, path: file, policy: .salvage) }
+            if case let .failure(error) = opened, error is LogError, cutWhileNew {
                 let reason = stripping(file, from: "\(error)")
                 report.notes.append("\(file): a log cut while new (\(reason)), or being created now; no record vouches for it, and open removes it")
                 return

@@ -139,9 +139,18 @@ public struct RenderedValue: Codable, Sendable, Equatable {
         }
     }
 
+    /// Hex and printable ASCII, built byte by byte without formatting: a
+    /// `logtool verify` or `dump` of a large log shows every value this way.
     private mutating func showBytes(_ bytes: [UInt8]) {
-        hex = bytes.map { String(format: "%02x", $0) }.joined()
-        ascii = String(bytes.map { (0x20...0x7E).contains($0) ? Character(UnicodeScalar($0)) : "." })
+        let digits = Array("0123456789abcdef".utf8)
+        hex = String(unsafeUninitializedCapacity: bytes.count * 2) { buffer in
+            for (index, byte) in bytes.enumerated() {
+                buffer[2 * index] = digits[Int(byte >> 4)]
+                buffer[2 * index + 1] = digits[Int(byte & 0x0F)]
+            }
+            return bytes.count * 2
+        }
+        ascii = String(decoding: bytes.map { (0x20...0x7E).contains($0) ? $0 : UInt8(ascii: ".") }, as: UTF8.self)
     }
 
     /// One line of text: `42`, `"alice"`, a UUID as its usual string, JSON,

@@ -89,7 +89,7 @@ extension LogFollower {
         let here = StopPoint(path: tail.path, offset: tail.offset)
         defer { previousStop = here }
         guard here == previousStop, here != judgedStop, stopNeedsJudging(tail) else { return }
-        var reader = try LogReader(bytes: tail.file.readAll(), path: tail.path, policy: .strict)
+        var reader = try LogReader(file: tail.file, path: tail.path, policy: .strict)
         do {
             while try reader.next() != nil {}
         } catch let LogError.corruption(file, offset, lsn, reason) {

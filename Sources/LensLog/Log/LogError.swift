@@ -37,6 +37,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case badHeader(file: String)
     /// Damage followed by valid records (promise 3): `.strict` stops here.
     case corruption(file: String, offset: Int64, lsn: UInt64, reason: DamageReason)
+    /// Reading the file failed part way: `cause` says why.
+    case readFailed(file: String, cause: StorageError)
     /// A valid record this version cannot interpret.
     case unsupportedRecord(file: String, offset: Int64, lsn: UInt64, reason: UnsupportedReason)
     /// A payload larger than ``LogFormat/maxPayloadSize`` was offered for writing.
@@ -58,6 +60,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(file): the log header fails its checksum; run `logtool repair`"
         case let .corruption(file, offset, lsn, reason):
             "\(file) at offset \(offset): \(reason.rawValue) before LSN \(lsn), followed by valid records; open with .salvage or run `logtool repair`"
+        case let .readFailed(file, cause):
+            "\(file): reading the log failed (\(cause)); check the device, then try again"
         case let .unsupportedRecord(file, offset, lsn, reason):
             "\(file) at offset \(offset), LSN \(lsn): \(reason); written by a newer LensDB"
         case let .recordTooLarge(size):

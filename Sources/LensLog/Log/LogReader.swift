@@ -34,8 +34,10 @@ public struct DroppedRange: Sendable, Equatable {
 /// and `.salvage` skips. If none does, the damage is a torn write of unsynced
 /// data, the normal result of a power cut, and the log ends there quietly.
 ///
-/// The whole file is read into memory once: opening replays every record
-/// anyway, and compaction bounds a log's size.
+/// A reader opened on a file streams it through a bounded window of
+/// ``defaultWindowSize`` bytes: memory is one window, or one record when a
+/// record is larger, whatever the log's size — and the search past damage
+/// streams too.
 public struct LogReader: Sendable {
     public let path: String
     public let header: LogFileHeader
@@ -44,32 +46,58 @@ public struct LogReader: Sendable {
     /// Set once ``next()`` has returned nil.
     public private(set) var end: LogEnd?
 
-    private let bytes: [UInt8]
+    private var window: LogWindow
     private var policy: RecoveryPolicy
     private let seed: UInt32
     private var offset = LogFormat.fileHeaderSize
     private var expectedLSN: UInt64
 
-    /// Reads the file at `path` and validates its header.
+    /// Opens the file at `path`, validates its header, and reads it as
+    /// ``next()`` asks, through a window of 1 MiB.
     /// - Throws: ``StorageError`` when the file cannot be read; ``LogError`` for a bad header.
     public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy) throws {
+        try self.init(fileSystem: fileSystem, path: path, policy: policy, windowSize: LogReader.defaultWindowSize)
+    }
+
+    /// As ``init(fileSystem:path:policy:)``, with a window of `windowSize`
+    /// bytes: tests make it small to cross window boundaries in a small log.
+    @_spi(Testing)
+    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy, windowSize: Int) throws {
         let file = try fileSystem.openFile(at: path, mode: .readOnly)
-        defer { file.close() }
-        try self.init(bytes: file.readAll(), path: path, policy: policy)
+        let window: LogWindow
+        do {
+            window = try LogWindow(file: file, path: path, windowSize: windowSize, closingWhenDone: true)
+        } catch {
+            file.close()
+            throw error
+        }
+        try self.init(window: window, policy: policy)
+    }
+
+    /// Reads an open file, which the caller keeps open while the reader is
+    /// in use and closes afterwards.
+    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError`` for a bad header.
+    public init(file: any StoredFile, path: String, policy: RecoveryPolicy, windowSize: Int = LogReader.defaultWindowSize) throws {
+        let window = try LogWindow(file: file, path: path, windowSize: windowSize, closingWhenDone: false)
+        try self.init(window: window, policy: policy)
     }
 
     /// Reads a log held in memory; `path` names it in errors.
     public init(bytes: [UInt8], path: String, policy: RecoveryPolicy) throws(LogError) {
-        let decoded = bytes.withUnsafeBytes { raw in
-            Result { () throws(LogError) in try LogFileHeader(decoding: raw, file: path) }
-        }
-        header = try decoded.get()
-        self.bytes = bytes
-        self.path = path
+        try self.init(window: LogWindow(bytes: bytes, path: path), policy: policy)
+    }
+
+    private init(window: LogWindow, policy: RecoveryPolicy) throws(LogError) {
+        header = try window.withBytes { raw, _ throws(LogError) in try LogFileHeader(decoding: raw, file: window.path) }
+        self.window = window
+        path = window.path
         self.policy = policy
         seed = RecordFrame.seed(generation: header.generation)
         expectedLSN = header.firstLSN
     }
+
+    /// The bytes a reader on a file holds at once, unless one record is larger.
+    public static let defaultWindowSize = LogWindow.defaultSize
 
     /// The LSN the next record must have; after the end, one past the last record read.
     public var nextLSN: UInt64 { expectedLSN }
@@ -80,11 +108,11 @@ public struct LogReader: Sendable {
     /// The next record, or nil at the end (see ``end``).
     /// - Throws: ``LogError/corruption(file:offset:lsn:reason:)`` under `.strict`
     ///   when damage is followed by a record proving it was durable;
-    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)`` for a newer record.
+    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)`` for a newer record;
+    ///   ``LogError/readFailed(file:cause:)`` when reading the file fails.
     public mutating func next() throws(LogError) -> LogRecord? {
         while end == nil {
-            let step = bytes.withUnsafeBytes { RecordFrame.parse($0, at: offset, seed: seed) }
-            switch step {
+            switch try window.parseFrame(at: offset, seed: seed) {
             case .frame(let frame) where frame.lsn == expectedLSN:
                 if let record = try accept(frame) { return record }
                 try damaged(.decompressionFailed, includingHere: false)
@@ -104,9 +132,7 @@ public struct LogReader: Sendable {
         if let reason = RecordFrame.unsupported(frame) {
             throw .unsupportedRecord(file: path, offset: Int64(offset), lsn: frame.lsn, reason: reason)
         }
-        guard let payload = bytes.withUnsafeBytes({ RecordFrame.payload(of: frame, in: $0, at: offset) }) else {
-            return nil
-        }
+        guard let payload = window.payload(of: frame, at: offset) else { return nil }
         let record = LogRecord(
             lsn: frame.lsn, type: RecordType(rawValue: frame.typeByte)!, payload: payload,
             offset: Int64(offset), frameSize: frame.frameSize, compressed: frame.flags.contains(.lz4),
@@ -120,9 +146,8 @@ public struct LogReader: Sendable {
     /// end of the log, a torn tail, and corruption.
     private mutating func damaged(_ reason: DamageReason, includingHere: Bool) throws(LogError) {
         let damageAt = offset
-        let scan = bytes.withUnsafeBytes {
-            Resync.scan($0, from: includingHere ? damageAt : damageAt + 1, expecting: expectedLSN, seed: seed)
-        }
+        let scan = try Resync.scan(
+            &window, damageAt: damageAt, from: includingHere ? damageAt : damageAt + 1, expecting: expectedLSN, seed: seed)
         guard let proof = scan.proof else {
             // Zero fill is not data: count up to the last non-zero byte after the damage.
             let dropped = Int64(scan.lastNonZero.map { max(0, $0 + 1 - damageAt) } ?? 0)
@@ -151,7 +176,7 @@ enum Resync {
         var firstValid: Found?
         /// A valid record whose `syncedLSN` covers the expected LSN.
         var proof: Found?
-        /// The last byte that is not zero, if any.
+        /// The last byte at or after the damage that is not zero, if any.
         var lastNonZero: Int?
     }
 
@@ -159,15 +184,22 @@ enum Resync {
     /// the salted header and payload) and carry an LSN that could follow
     /// `expected` in the bytes left; the checksum is computed only for
     /// candidates that pass the cheap checks, so zero fill is skipped fast.
-    static func scan(_ bytes: UnsafeRawBufferPointer, from start: Int, expecting expected: UInt64, seed: UInt32) -> Result {
-        var result = Result(lastNonZero: bytes.lastIndex(where: { $0 != 0 }))
+    /// The search streams through `window` like the reader: a candidate
+    /// that claims a payload brings in that payload, and nothing more.
+    static func scan(
+        _ window: inout LogWindow, damageAt: Int, from start: Int, expecting expected: UInt64, seed: UInt32
+    ) throws(LogError) -> Result {
+        var result = Result(lastNonZero: try window.lastNonZero(atOrAfter: damageAt))
         guard let last = result.lastNonZero, start <= last else { return result }
-        let maxLSN = expected &+ UInt64(bytes.count / LogFormat.frameHeaderSize)
+        let maxLSN = expected &+ UInt64(window.count / LogFormat.frameHeaderSize)
         var candidate = start
-        while candidate + LogFormat.frameHeaderSize <= bytes.count {
-            let lsn: UInt64 = bytes.littleEndian(at: candidate + 8)
+        // A frame header that starts past the last non-zero byte is all
+        // zeros: LSN 0, never a candidate.
+        while candidate <= last, candidate + LogFormat.frameHeaderSize <= window.count {
+            try window.ensure(candidate, LogFormat.frameHeaderSize)
+            let lsn: UInt64 = window.buffer.withUnsafeBytes { $0.littleEndian(at: candidate - window.base + 8) }
             if lsn >= expected, lsn <= maxLSN,
-               case .frame(let frame) = RecordFrame.parse(bytes, at: candidate, seed: seed) {
+               case .frame(let frame) = try window.parseFrame(at: candidate, seed: seed) {
                 let found = Found(offset: candidate, lsn: frame.lsn)
                 if result.firstValid == nil { result.firstValid = found }
                 if frame.syncedLSN >= expected {
@@ -195,7 +227,10 @@ extension LogReader {
     /// an open that cut them and went on must not be judged by them later.
     /// A record of a newer format counts as proof, so that nothing is
     /// discarded on the strength of a record this version cannot read.
-    public func vouches(for lsn: UInt64) -> Bool {
+    ///
+    /// Reads on a copy, so `self` stays where it is.
+    /// - Throws: ``LogError/readFailed(file:cause:)`` only.
+    public func vouches(for lsn: UInt64) throws(LogError) -> Bool {
         var reader = self
         reader.policy = .strict
         do {
@@ -204,6 +239,7 @@ extension LogReader {
             }
             return false
         } catch {
+            if case .readFailed = error { throw error }
             return true
         }
     }
@@ -216,5 +252,35 @@ extension LogReader {
         patched.replaceSubrange(0..<header.count, with: header)
         // The patched header verifies by construction.
         self = try! LogReader(bytes: patched, path: path, policy: policy)
+    }
+
+    /// Reads an open log file whose header is damaged as if it had
+    /// `assumed`, for salvage; the file itself is not changed.
+    /// - Throws: ``StorageError`` when the file cannot be read.
+    public init(
+        file: any StoredFile, path: String, policy: RecoveryPolicy, assumedHeader assumed: LogFileHeader,
+        windowSize: Int = LogReader.defaultWindowSize
+    ) throws {
+        let window = try LogWindow(
+            file: file, path: path, windowSize: windowSize, overlay: assumed.encoded(), closingWhenDone: false)
+        // The laid-over header verifies by construction.
+        try! self.init(window: window, policy: policy)
+    }
+
+    /// How many bytes of `file` are not zero, streamed through a window:
+    /// what a log cut while new held, for the report.
+    /// - Throws: ``StorageError`` when the file cannot be read.
+    public static func nonZeroByteCount(
+        file: any StoredFile, path: String, windowSize: Int = LogReader.defaultWindowSize
+    ) throws -> Int {
+        var window = try LogWindow(file: file, path: path, windowSize: windowSize, closingWhenDone: false)
+        do {
+            return try window.nonZeroCount()
+        } catch .readFailed(_, let cause) {
+            throw cause
+        } catch {
+            // nonZeroCount throws nothing but failed reads.
+            throw StorageError(.ioError, .read, path: path)
+        }
     }
 }

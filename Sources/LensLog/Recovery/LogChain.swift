@@ -7,10 +7,21 @@ public struct LogChain {
     /// Whether damaged snapshots are renamed aside (false for read-only opens).
     public let setAsideDamaged: Bool
 
+    /// The bytes each log reader holds at once (``LogReader/defaultWindowSize``).
+    let windowSize: Int
+
     public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool) {
+        self.init(directory: directory, policy: policy, setAsideDamaged: setAsideDamaged, windowSize: LogReader.defaultWindowSize)
+    }
+
+    /// As ``init(directory:policy:setAsideDamaged:)``, reading logs through
+    /// windows of `windowSize` bytes: tests make it small.
+    @_spi(Testing)
+    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, windowSize: Int) {
         self.directory = directory
         self.policy = policy
         self.setAsideDamaged = setAsideDamaged
+        self.windowSize = windowSize
     }
 
     /// Loads the newest usable snapshot through `loadSnapshot` (which must
@@ -61,11 +72,12 @@ public struct LogChain {
                 report.supersededLogs.append(log.path)
                 continue
             }
-            let bytes = try readFile(log.path)
-            guard var reader = try openReader(bytes, log, expected: expected, report: &report) else { continue }
+            let file = try directory.fileSystem.openFile(at: log.path, mode: .readOnly)
+            defer { file.close() }
+            guard var reader = try openReader(file, log, expected: expected, report: &report) else { continue }
             let first = reader.header.firstLSN
             var capped = false
-            while let record = try reader.next() {
+            while let record = try Self.next(&reader) {
                 if let cap, record.lsn >= cap {
                     capped = true
                     break
@@ -88,18 +100,20 @@ public struct LogChain {
     /// A reader positioned at the first record of `log`, or nil when the file
     /// holds nothing that continues the chain (reported as cut while new or orphaned).
     private func openReader(
-        _ bytes: [UInt8], _ log: (generation: UInt64, path: String), expected: UInt64, report: inout RecoveryReport
+        _ file: any StoredFile, _ log: (generation: UInt64, path: String), expected: UInt64, report: inout RecoveryReport
     ) throws -> LogReader? {
         let reader: LogReader
         do {
-            reader = try LogReader(bytes: bytes, path: log.path, policy: policy)
-        } catch {
+            reader = try LogReader(file: file, path: log.path, policy: policy, windowSize: windowSize)
+        } catch let error as LogError {
             // A log's header becomes durable with its first sync, so a bad
             // header with no record vouching for it is a log cut while new.
             let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
-            let salvaged = LogReader(bytes: bytes, path: log.path, policy: policy, assumedHeader: assumed)
-            guard salvaged.vouches(for: expected) else {
-                report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(bytes.count { $0 != 0 }), reason: nil))
+            let salvaged = try LogReader(file: file, path: log.path, policy: policy, assumedHeader: assumed, windowSize: windowSize)
+            guard try Self.unwrappingReads({ () throws(LogError) in try salvaged.vouches(for: expected) }) else {
+                // Counted in the file as it is, without the assumed header.
+                let nonZero = try LogReader.nonZeroByteCount(file: file, path: log.path, windowSize: windowSize)
+                report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(nonZero), reason: nil))
                 report.logsCutWhileNew.append(log.path)
                 return nil
             }
@@ -110,7 +124,7 @@ public struct LogChain {
         if first == expected { return reader }
         // A gap: the log was started after a torn point that the chain no
         // longer reaches. Only proof makes that corruption.
-        guard reader.vouches(for: expected) else {
+        guard try Self.unwrappingReads({ () throws(LogError) in try reader.vouches(for: expected) }) else {
             report.orphanedLogs.append(log.path)
             return nil
         }
@@ -131,9 +145,17 @@ public struct LogChain {
         return try? head.withUnsafeBytes { try LogFileHeader(decoding: $0, file: path) }.firstLSN
     }
 
-    private func readFile(_ path: String) throws -> [UInt8] {
-        let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
-        defer { file.close() }
-        return try file.readAll()
+    /// The next record; a failed read surfaces as the ``StorageError`` it
+    /// is, as it did when a log was read whole.
+    private static func next(_ reader: inout LogReader) throws -> LogRecord? {
+        try unwrappingReads { () throws(LogError) in try reader.next() }
+    }
+
+    private static func unwrappingReads<T>(_ body: () throws(LogError) -> T) throws -> T {
+        do {
+            return try body()
+        } catch .readFailed(_, let cause) {
+            throw cause
+        }
     }
 }

@@ -40,6 +40,21 @@ import Testing
         #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [5..<6])
     }
 
+    @Test func logCutWhileNewReportsTheNonZeroBytesOfTheFileAsItIs() throws {
+        let fileSystem = SimulatedFileSystem()
+        _ = try storeWithTenCommits(fileSystem)
+        // A log whose header never reached the disk whole: two bytes of
+        // magic, then preallocated zeros.
+        let cut = StoreDirectory(path: path, fileSystem: fileSystem).logPath(generation: 9)
+        let file = try fileSystem.openFile(at: cut, mode: .create)
+        try file.write([0x4C, 0x45] + [UInt8](repeating: 0, count: 4094), at: 0)
+        file.close()
+        let store = try Store(at: path, options: options(fileSystem))
+        #expect(store.current.count(in: "t") == 10)
+        #expect(store.openStatistics.recovery.logsCutWhileNew == [cut])
+        #expect(store.openStatistics.recovery.tornTails.first { $0.file == cut }?.bytesDropped == 2)
+    }
+
     @Test func tornTailIsCutQuietlyAndReported() throws {
         let fileSystem = SimulatedFileSystem()
         let log = try storeWithTenCommits(fileSystem)

@@ -137,6 +137,7 @@ import Testing
         try state.lens(\.counters).update { $0["c8"] = nil }
         #expect(notifier.counts.evaluations - before == 4, "a removal visits its own path too")
         await leaves[7].wait(for: 2)
+        await leaves[8].wait(for: 2)
         await onCounters.wait(for: 3)
         #expect(leaves[7].all == [0, 1] && leaves[8].all == [0, nil] && leaves[9].count == 1 && theme.count == 1)
         try state.lens(\.theme).set("dark")

@@ -1,5 +1,5 @@
 @_spi(CrashTesting) import LensDB
-import LensLog
+@_spi(Testing) import LensLog
 
 /// What running a workload up to its first failure did.
 public struct CrashExecution: Sendable {
@@ -118,6 +118,7 @@ public enum CrashCheck {
             return checkReopenInTheSameBoot(execution, fileSystem: fileSystem, crashSeed: crashSeed, model: model, violation)
         }
         fileSystem.crash(seed: crashSeed, model: model)
+        if let difference = windowedRecoveryDiffers(fileSystem) { return violation(difference) }
         do {
             if let recoveryCut = recoveryCut(crashSeed) {
                 cutPowerDuringOpen(afterMutatingCalls: recoveryCut, fileSystem)
@@ -147,6 +148,28 @@ public enum CrashCheck {
         } catch {
             return violation("reopen failed: \(error)")
         }
+    }
+
+    /// Recovery reads each log through a bounded window: with the smallest
+    /// window, every record, proof search and damage crosses window
+    /// boundaries. It must recover exactly what a default window recovers.
+    static func windowedRecoveryDiffers(_ fileSystem: SimulatedFileSystem) -> String? {
+        let directory = StoreDirectory(path: storePath, fileSystem: fileSystem)
+        func recovered(windowSize: Int) -> String {
+            var outcome: [String] = []
+            do {
+                let chain = LogChain(directory: directory, policy: .strict, setAsideDamaged: false, windowSize: windowSize)
+                let report = try chain.recover(listing: directory.list(), loadSnapshot: { outcome.append("snapshot \($0.lastLSN)") },
+                                               apply: { record, file in outcome.append("\(file) \(record.lsn) \(record.payload)") })
+                outcome.append("\(report)")
+            } catch {
+                outcome.append("error \(error)")
+            }
+            return outcome.joined(separator: "\n")
+        }
+        let whole = recovered(windowSize: LogReader.defaultWindowSize)
+        let windowed = recovered(windowSize: LogFormat.fileHeaderSize + LogFormat.frameHeaderSize)
+        return whole == windowed ? nil : "recovery through a small window differs:\n\(windowed)\nfrom:\n\(whole)"
     }
 
     /// Where, if anywhere, the first open after a crash loses power too: in

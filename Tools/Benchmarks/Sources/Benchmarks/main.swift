@@ -7,6 +7,8 @@ let workloads: [Workload] = [
     openWorkload,
     compactionStallWorkload,
     compactionStall1MWorkload,
+    recoveryMemoryWorkload,
+    scaleWorkload,
     tablesWorkload,
     tableProfileWorkload,
     tableScaleWorkload,
@@ -19,6 +21,16 @@ let workloads: [Workload] = [
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
     try memoryProbe(path)
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "recovery-probe", CommandLine.arguments.count == 4 {
+    try recoveryProbe(CommandLine.arguments[2], CommandLine.arguments[3])
+    exit(0)
+}
+
+if CommandLine.arguments.dropFirst().first == "scale-probe", CommandLine.arguments.count == 4 {
+    try scaleProbe(CommandLine.arguments[2], CommandLine.arguments[3])
     exit(0)
 }
 
