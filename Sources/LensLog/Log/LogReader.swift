@@ -132,6 +132,11 @@ public struct LogReader: Sendable {
         if let reason = RecordFrame.unsupported(frame) {
             throw .unsupportedRecord(file: path, offset: Int64(offset), lsn: frame.lsn, reason: reason)
         }
+        // No writer reaches the last LSN (2^64 − 1 commits); a frame that
+        // claims it is hostile, and no record could follow it.
+        guard frame.lsn < .max else {
+            throw .corruption(file: path, offset: Int64(offset), lsn: frame.lsn, reason: .lsnOutOfSequence)
+        }
         guard let payload = window.payload(of: frame, at: offset) else { return nil }
         let record = LogRecord(
             lsn: frame.lsn, type: RecordType(rawValue: frame.typeByte)!, payload: payload,
@@ -148,6 +153,16 @@ public struct LogReader: Sendable {
         let damageAt = offset
         let scan = try Resync.scan(
             &window, damageAt: damageAt, from: includingHere ? damageAt : damageAt + 1, expecting: expectedLSN, seed: seed)
+        // A live writer may have filled the damaged bytes (preallocated
+        // zeros) after they were read and before the scan read what follows:
+        // then the record expected is there now, and the scan's finds are its
+        // successors, not proof. A record vouches for an LSN only once that
+        // LSN is synced, so damage still there after the scan is real. (Not
+        // for a frame that verifies but does not decompress: it would verify again.)
+        if reason != .decompressionFailed, scan.lastNonZero != nil,
+           case .frame(let frame) = try window.parseFrameAgain(at: damageAt, seed: seed), frame.lsn == expectedLSN {
+            return
+        }
         guard let proof = scan.proof else {
             // Zero fill is not data: count up to the last non-zero byte after the damage.
             let dropped = Int64(scan.lastNonZero.map { max(0, $0 + 1 - damageAt) } ?? 0)

@@ -8,7 +8,10 @@
 /// for its logs (issue 10: a 1 GiB log opens within 64 MiB above the state).
 ///
 /// The file's length is taken once, when the reader opens it: bytes a live
-/// writer appends later are not read, as they were not by a whole-file read.
+/// writer appends beyond it later are not read. A writer also fills its
+/// preallocated zeros within that length, so two reads of one region may
+/// differ: ``LogReader`` reads damage again before judging it
+/// (``parseFrameAgain(at:seed:)``).
 /// A value type: a copy (``LogReader/vouches(for:)`` reads ahead on one)
 /// shares the file and refills its own buffer.
 struct LogWindow: Sendable {
@@ -112,6 +115,18 @@ struct LogWindow: Sendable {
             if length <= LogFormat.maxPayloadSize { try ensure(offset, LogFormat.frameHeaderSize + length) }
         }
         return buffer.withUnsafeBytes { RecordFrame.parse($0, at: offset - base, seed: seed) }
+    }
+
+    /// ``parseFrame(at:seed:)`` from a fresh read of the file, not from the
+    /// resident bytes: what a live writer has written there since they were
+    /// read. The same parse for a log held in memory.
+    mutating func parseFrameAgain(at offset: Int, seed: UInt32) throws(LogError) -> RecordFrame.Parsed {
+        if case .file = source {
+            // Nothing resident: the next `ensure` reads.
+            base = count
+            buffer = []
+        }
+        return try parseFrame(at: offset, seed: seed)
     }
 
     /// The payload of a frame `parseFrame` just verified at `offset`.
