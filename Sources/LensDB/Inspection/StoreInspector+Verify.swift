@@ -63,6 +63,15 @@ extension StoreInspector {
 
     private func verifyOnce(progress handler: ProgressHandler?) throws -> VerifyReport {
         let listing = try listing()
+        // Every file opened at once: a compaction that removes one while this
+        // pass reads the others leaves it readable through its handle, so the
+        // pass reads the files of one moment. One that is gone already is
+        // reported when its turn comes (and the pass is done again).
+        var handles: [String: any StoredFile] = [:]
+        for file in listing.snapshots.map(\.path) + listing.logs.map(\.path) {
+            handles[file] = try? fileSystem.openFile(at: file, mode: .readOnly)
+        }
+        defer { for handle in handles.values { handle.close() } }
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
@@ -71,15 +80,16 @@ extension StoreInspector {
         var progress = ProgressCounter(.reading, total: total, handler: handler)
         defer { progress.finish() }
         for snapshot in listing.snapshots {
-            verifySnapshot(snapshot.path, into: &report)
+            verifySnapshot(snapshot.path, handle: handles[snapshot.path], into: &report)
             progress.update(report.bytesRead)
         }
-        var catalog = catalog(ofSnapshot: listing.snapshots.first { $0.generation == generation }?.path)
+        let base = listing.snapshots.first { $0.generation == generation }?.path
+        var catalog = catalog(ofSnapshot: base, handle: base.flatMap { handles[$0] })
         for log in listing.logs {
             if log.generation < generation {
                 report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
             }
-            verifyLog(log.path, cutWhileNew: cutWhileNew.contains(log.path), catalog: &catalog, into: &report)
+            verifyLog(log.path, handle: handles[log.path], cutWhileNew: cutWhileNew.contains(log.path), catalog: &catalog, into: &report)
             progress.update(report.bytesRead)
         }
         return report
@@ -119,9 +129,9 @@ extension StoreInspector {
 
     /// The encodings a snapshot records; empty for none (or one that does
     /// not read, which verifySnapshot reports).
-    private func catalog(ofSnapshot file: String?) -> EncodingCatalog {
+    private func catalog(ofSnapshot file: String?, handle: (any StoredFile)?) -> EncodingCatalog {
         var catalog = EncodingCatalog()
-        guard let file, let snapshot = try? SnapshotFile(bytes: read(file), path: file) else { return catalog }
+        guard let file, let snapshot = try? SnapshotFile(bytes: read(file, through: handle), path: file) else { return catalog }
         // A snapshot that fails midway leaves what it recorded before; verifySnapshot reports the failure.
         try? snapshot.forEachItem { catalog.note($0) }
         return catalog
@@ -130,9 +140,9 @@ extension StoreInspector {
     /// Checks a snapshot on its own: checksums, and every key and value
     /// against the encoding the snapshot records for it (none is judged
     /// where it records none).
-    private func verifySnapshot(_ file: String, into report: inout VerifyReport) {
+    private func verifySnapshot(_ file: String, handle: (any StoredFile)?, into report: inout VerifyReport) {
         do {
-            let bytes = try read(file)
+            let bytes = try read(file, through: handle)
             report.bytesRead += Int64(bytes.count)
             var catalog = EncodingCatalog()
             try SnapshotFile(bytes: bytes, path: file).forEachItem { item in
@@ -174,12 +184,14 @@ extension StoreInspector {
     /// are added as they come).
     /// A log `cutWhileNew` whose header does not verify is a note: its
     /// header was never synced, so it holds nothing that was acknowledged.
-    private func verifyLog(_ file: String, cutWhileNew: Bool, catalog: inout EncodingCatalog, into report: inout VerifyReport) {
+    private func verifyLog(
+        _ file: String, handle opened: (any StoredFile)?, cutWhileNew: Bool, catalog: inout EncodingCatalog, into report: inout VerifyReport
+    ) {
         do {
             // Streamed through the reader's window: verify holds one window
             // of a log, not the log.
-            let handle = try fileSystem.openFile(at: file, mode: .readOnly)
-            defer { handle.close() }
+            let handle = try opened ?? fileSystem.openFile(at: file, mode: .readOnly)
+            defer { if opened == nil { handle.close() } }
             report.bytesRead += try handle.size()
             let opened = Result { try LogReader(file: handle, path: file, policy: .salvage) }
             if case let .failure(error) = opened, error is LogError, cutWhileNew {

@@ -39,6 +39,12 @@ public struct StoreInspector: Sendable {
     }
 
     func read(_ file: String) throws -> [UInt8] {
+        try read(file, through: nil)
+    }
+
+    /// The whole of `file`, through `handle` when one is open already.
+    func read(_ file: String, through handle: (any StoredFile)?) throws -> [UInt8] {
+        if let handle { return try handle.readAll() }
         let handle = try fileSystem.openFile(at: file, mode: .readOnly)
         defer { handle.close() }
         return try handle.readAll()
