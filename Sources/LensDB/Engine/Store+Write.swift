@@ -7,7 +7,7 @@ extension Store {
     ///
     /// Serialized with every other writer. If `body` throws, nothing changes
     /// and the error is rethrown. Returns when the commit is as durable as
-    /// `durability` (default: the store's).
+    /// `durability` (``write(_:)`` takes the store's).
     ///
     /// `body` must make its changes on the transaction it is given: a
     /// `write`, ``flush()`` or ``compact()`` of this store called from inside
@@ -25,10 +25,21 @@ extension Store {
     ///   this commit is then not acknowledged, every later write throws, and
     ///   reads keep serving the last acknowledged state.
     @discardableResult
-    public func write<T>(durability: Durability? = nil, _ body: (inout Transaction) throws -> T) throws -> T {
+    public func write<T>(durability: Durability, _ body: (inout Transaction) throws -> T) throws -> T {
         let (result, commit) = try stage(body)
-        try finish(commit, durability: durability ?? options.durability)
+        try finish(commit, durability: durability)
         return result
+    }
+
+    /// ``write(durability:_:)`` as durable as the store's
+    /// ``StoreOptions/durability``: the same contract.
+    ///
+    /// Two functions rather than an optional parameter, so that
+    /// `write(durability: .none)` means `Durability.none` and not "the
+    /// store's default".
+    @discardableResult
+    public func write<T>(_ body: (inout Transaction) throws -> T) throws -> T {
+        try write(durability: options.durability, body)
     }
 
     /// The half of a write that holds the writers' lock: runs `body` on the
@@ -96,15 +107,23 @@ extension Store {
         compactIfDue()
     }
 
-    /// Runs `write` off the caller's thread: the same contract, including
-    /// ``StoreError/reentrantWrite(path:)`` for a `write` of this store made
-    /// from inside `body`.
-    public func asyncWrite<T: Sendable>(durability: Durability? = nil, _ body: @escaping @Sendable (inout Transaction) throws -> T) async throws -> T {
+    /// Runs ``write(durability:_:)`` off the caller's thread: the same
+    /// contract, including ``StoreError/reentrantWrite(path:)`` for a `write`
+    /// of this store made from inside `body`.
+    public func asyncWrite<T: Sendable>(
+        durability: Durability, _ body: @escaping @Sendable (inout Transaction) throws -> T
+    ) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             DispatchQueue.global().async {
                 continuation.resume(with: Result { try self.write(durability: durability, body) })
             }
         }
+    }
+
+    /// ``asyncWrite(durability:_:)`` as durable as the store's
+    /// ``StoreOptions/durability``.
+    public func asyncWrite<T: Sendable>(_ body: @escaping @Sendable (inout Transaction) throws -> T) async throws -> T {
+        try await asyncWrite(durability: options.durability, body)
     }
 
     /// Creates the log of the store's current generation, continuing the head.

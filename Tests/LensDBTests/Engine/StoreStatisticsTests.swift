@@ -25,6 +25,18 @@ import Testing
         #expect(statistics.bytesLogged > 10 * 20)
     }
 
+    /// `durability: .none` is `Durability.none`, not "the store's default":
+    /// a store whose default is `.full` does not sync such a commit.
+    @Test func aWriteWithDurabilityNoneIsNotSynced() async throws {
+        let store = try Store(at: "/s.lensdb", options: simulated(.full))
+        try store.write(durability: .none) { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        _ = try await store.asyncWrite(durability: .none) { tx in tx.put(bytes("w"), for: bytes("k"), in: "t") }
+        #expect(store.statistics.recordsLogged == 2)
+        #expect(store.statistics.syncs == 0)
+        try store.write { tx in tx.put(bytes("x"), for: bytes("k"), in: "t") }
+        #expect(store.statistics.syncs == 1, "the store's default, .full, syncs")
+    }
+
     @Test func bufferedCommitsShareTheFlushesSync() throws {
         let store = try Store(at: "/s.lensdb", options: simulated(.buffered))
         for index in 0..<10 { try store.write { tx in tx.put(bytes("v\(index)"), for: bytes("k\(index)"), in: "t") } }
