@@ -259,16 +259,6 @@ extension LogReader {
         }
     }
 
-    /// Reads a log whose header is damaged as if it had `assumed`, for salvage.
-    public init(bytes: [UInt8], path: String, policy: RecoveryPolicy, assumedHeader assumed: LogFileHeader) {
-        var patched = bytes
-        let header = assumed.encoded()
-        if patched.count < header.count { patched += [UInt8](repeating: 0, count: header.count - patched.count) }
-        patched.replaceSubrange(0..<header.count, with: header)
-        // The patched header verifies by construction.
-        self = try! LogReader(bytes: patched, path: path, policy: policy)
-    }
-
     /// Reads an open log file whose header is damaged as if it had
     /// `assumed`, for salvage; the file itself is not changed.
     /// - Throws: ``StorageError`` when the file cannot be read.
