@@ -14,7 +14,11 @@ public protocol FileSystem: Sendable {
     /// Opens (and with `.create`, creates) the file at `path`.
     ///
     /// A created file's directory entry is durable only after
-    /// ``syncDirectory(at:)`` on its parent.
+    /// ``syncDirectory(at:)`` on its parent. A created file gets its
+    /// directory's mode without the execute bits (``FilePermissions``).
+    /// Only regular files open: anything else at `path` (a FIFO, device,
+    /// socket or directory) throws ``StorageError/Code/notRegularFile`` at
+    /// once, without blocking.
     func openFile(at path: String, mode: FileOpenMode) throws -> any StoredFile
 
     /// Whether a file or directory exists at `path`.
@@ -30,8 +34,14 @@ public protocol FileSystem: Sendable {
     /// The names (not paths) of the entries directly inside `directory`, sorted.
     func listDirectory(_ directory: String) throws -> [String]
 
-    /// Creates `directory` (and missing parents). Succeeds if it exists.
-    func createDirectory(at directory: String) throws
+    /// Creates `directory` with `permissions` (and missing parents, with
+    /// the process's default mode). Succeeds, changing nothing, if it exists.
+    /// Files created in it later take its mode (``FilePermissions``).
+    func createDirectory(at directory: String, permissions: FilePermissions) throws
+
+    /// The permissions of the existing `directory`, from its mode
+    /// (``FilePermissions/init(keeping:)``): what a copy of the store keeps.
+    func directoryPermissions(at directory: String) throws -> FilePermissions
 
     /// Makes creations, renames and removals inside `directory` durable:
     /// asks for ``SyncNeed/directoryEntries``, never a cheaper sync.
@@ -128,6 +138,14 @@ public protocol StoredFile: AnyObject, Sendable {
 
     /// Releases the descriptor. Idempotent.
     func close()
+}
+
+extension FileSystem {
+    /// Creates `directory` as only its owner may use it
+    /// (``FilePermissions/ownerOnly``); see ``createDirectory(at:permissions:)``.
+    public func createDirectory(at directory: String) throws {
+        try createDirectory(at: directory, permissions: .ownerOnly)
+    }
 }
 
 extension StoredFile {

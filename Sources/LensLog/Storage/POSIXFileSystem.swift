@@ -16,16 +16,91 @@ public struct POSIXFileSystem: FileSystem {
     /// A file system over the process's own view of the disk.
     public init() {}
 
+    /// Opens without blocking and refuses anything but a regular file
+    /// (``StorageError/Code/notRegularFile``): a FIFO named like a log would
+    /// otherwise hold `open(2)` until a writer came. A file it creates gets
+    /// its directory's mode without the execute bits (``FilePermissions``),
+    /// exactly: the process's umask does not narrow it.
     public func openFile(at path: String, mode: FileOpenMode) throws -> any StoredFile {
-        var flags = O_CLOEXEC
+        let descriptor: Int32
         switch mode {
-        case .readOnly: flags |= O_RDONLY
-        case .readWrite: flags |= O_RDWR
-        case .create: flags |= O_RDWR | O_CREAT
-        case .createNew: flags |= O_RDWR | O_CREAT | O_EXCL
+        case .readOnly: descriptor = try openExisting(path, O_RDONLY)
+        case .readWrite: descriptor = try openExisting(path, O_RDWR)
+        case .create: descriptor = try openCreating(path, orExisting: true)
+        case .createNew: descriptor = try openCreating(path, orExisting: false)
         }
-        let descriptor = try retryingEINTR(.open, path) { systemOpen(path, flags) }
         return POSIXFile(descriptor: descriptor, path: path)
+    }
+
+    /// Opens a file that must exist, checking that it is a regular file
+    /// before anything reads it.
+    private func openExisting(_ path: String, _ access: Int32) throws -> Int32 {
+        let descriptor = try Self.notRegularWhereOpenSaysSo(path) {
+            try retryingEINTR(.open, path) { systemOpen(path, access | O_NONBLOCK | O_CLOEXEC) }
+        }
+        do {
+            try Self.requireRegularFile(descriptor, path)
+        } catch {
+            closeDescriptor(descriptor)
+            throw error
+        }
+        return descriptor
+    }
+
+    /// Creates the file with its directory's file mode; with `orExisting`,
+    /// opens it when it exists already (as `O_CREAT` alone would).
+    private func openCreating(_ path: String, orExisting: Bool) throws -> Int32 {
+        let mode = Self.fileMode(inDirectoryOf: path)
+        while true {
+            let descriptor = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
+            if descriptor >= 0 {
+                // The umask may have narrowed the mode, and the directory's
+                // is the store's choice. Its owner may always chmod a file it
+                // just created; were it refused, the narrower mode is the safe side.
+                _ = fchmod(descriptor, mode_t(mode))
+                return descriptor
+            }
+            switch errno {
+            case EINTR: continue
+            case EEXIST where orExisting:
+                do {
+                    return try openExisting(path, O_RDWR)
+                } catch let error as StorageError where error.code == .notFound {
+                    continue // removed between the two calls: create it after all
+                }
+            default: throw try Self.notRegularWhereOpenSaysSo(path) { throw StorageError(errno: errno, .open, path: path) }
+            }
+        }
+    }
+
+    /// `open(2)` itself refuses some files that are not regular: a directory
+    /// opened for writing (EISDIR), a socket (ENXIO). Those are
+    /// ``StorageError/Code/notRegularFile`` too.
+    private static func notRegularWhereOpenSaysSo<T>(_ path: String, _ call: () throws -> T) throws -> T {
+        do {
+            return try call()
+        } catch let error as StorageError where error.errno == EISDIR || error.errno == ENXIO {
+            throw StorageError(.notRegularFile, .open, path: path, errno: error.errno)
+        }
+    }
+
+    /// Throws ``StorageError/Code/notRegularFile`` unless `descriptor` is a
+    /// regular file; clears the `O_NONBLOCK` it was opened with, which a
+    /// regular file ignores anyway.
+    private static func requireRegularFile(_ descriptor: Int32, _ path: String) throws {
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw StorageError(errno: errno, .open, path: path) }
+        guard status.st_mode & S_IFMT == S_IFREG else { throw StorageError(.notRegularFile, .open, path: path) }
+        let flags = fcntl(descriptor, F_GETFL)
+        if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
+    }
+
+    /// The mode a new file at `path` gets: its directory's, without execute.
+    private static func fileMode(inDirectoryOf path: String) -> UInt16 {
+        var status = stat()
+        // A directory that cannot be examined gives the most private mode.
+        guard stat(parentDirectory(of: path), &status) == 0 else { return FilePermissions.ownerOnly.fileMode }
+        return UInt16(truncatingIfNeeded: status.st_mode) & 0o666
     }
 
     public func fileExists(at path: String) -> Bool {
@@ -53,14 +128,26 @@ public struct POSIXFileSystem: FileSystem {
         return names.sorted()
     }
 
-    public func createDirectory(at directory: String) throws {
+    /// Creates `directory` with exactly `permissions` (the umask does not
+    /// narrow them), and missing parents as `mkdir -p` does (0777 less the umask).
+    public func createDirectory(at directory: String, permissions: FilePermissions) throws {
         var prefix = directory.hasPrefix("/") ? "" : "."
-        for component in directory.split(separator: "/") {
+        let components = directory.split(separator: "/")
+        for (index, component) in components.enumerated() {
             prefix += "/" + component
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            let last = index == components.count - 1
+            if mkdir(prefix, last ? mode_t(permissions.directoryMode) : 0o777) != 0 {
+                guard errno == EEXIST else { throw StorageError(errno: errno, .createDirectory, path: prefix) }
+            } else if last, chmod(prefix, mode_t(permissions.directoryMode)) != 0 {
                 throw StorageError(errno: errno, .createDirectory, path: prefix)
             }
         }
+    }
+
+    public func directoryPermissions(at directory: String) throws -> FilePermissions {
+        var status = stat()
+        guard stat(directory, &status) == 0 else { throw StorageError(errno: errno, .list, path: directory) }
+        return FilePermissions(keeping: UInt16(truncatingIfNeeded: status.st_mode))
     }
 
     public func syncDirectory(at directory: String) throws {
@@ -94,7 +181,13 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     public func lockFile(at path: String) throws -> any FileLock {
-        let descriptor = try retryingEINTR(.lock, path) { systemOpen(path, O_RDWR | O_CREAT | O_CLOEXEC) }
+        let descriptor: Int32
+        do {
+            descriptor = try openCreating(path, orExisting: true)
+        } catch var error as StorageError {
+            error.operation = .lock
+            throw error
+        }
         let file = POSIXFile(descriptor: descriptor, path: path)
         // flock locks belong to the open file description: a second open of
         // the same store, in this process or another, conflicts.
@@ -130,9 +223,9 @@ final class POSIXLock: FileLock {
     func unlock() { file.close() }
 }
 
-/// `open(2)` with the mode every LensDB file is created with.
+/// `open(2)` of a file that exists (no `O_CREAT`, so no mode).
 func systemOpen(_ path: String, _ flags: Int32) -> Int32 {
-    open(path, flags, 0o644)
+    open(path, flags)
 }
 
 /// `rename(2)`, named apart from ``FileSystem/rename(_:to:)``.

@@ -66,8 +66,9 @@ extension SimulatedState {
         return names
     }
 
-    /// `mkdir -p`: each missing component gets a current (not durable) entry.
-    mutating func createDirectory(_ directory: String) throws(StorageError) {
+    /// `mkdir -p`: each missing component gets a current (not durable)
+    /// entry; the last one, when created, records `permissions`.
+    mutating func createDirectory(_ directory: String, permissions: FilePermissions) throws(StorageError) {
         try admitOrThrow(.createDirectory, directory, mutating: true)
         var parent = ""
         for component in directory.split(separator: "/") where component != "." {
@@ -79,6 +80,7 @@ extension SimulatedState {
             case nil:
                 link(.directory, name, in: parent)
                 directories[child] = SimulatedDirectory()
+                if child == SimulatedPath.key(directory) { directories[child]!.permissions = permissions }
             }
             parent = child
         }

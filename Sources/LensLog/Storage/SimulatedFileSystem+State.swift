@@ -16,6 +16,8 @@ enum SimulatedEntry: Equatable, Sendable {
 struct SimulatedDirectory: Sendable {
     var current: [String: SimulatedEntry] = [:]
     var durable: [String: SimulatedEntry] = [:]
+    /// Kept for ``SimulatedFileSystem/directoryPermissions(at:)``; nothing is enforced.
+    var permissions = FilePermissions.ownerOnly
 }
 
 /// A change to a file not yet made durable by a sync, in call order.

@@ -88,9 +88,19 @@ public final class SimulatedFileSystem: FileSystem {
         return try state.withLock { state throws(StorageError) in try state.list(directory) }
     }
 
-    public func createDirectory(at directory: String) throws {
+    public func createDirectory(at directory: String, permissions: FilePermissions) throws {
         notify(.createDirectory, directory)
-        try state.withLock { state throws(StorageError) in try state.createDirectory(directory) }
+        try state.withLock { state throws(StorageError) in try state.createDirectory(directory, permissions: permissions) }
+    }
+
+    /// The permissions `directory` was created with. Never counted as a call.
+    public func directoryPermissions(at directory: String) throws -> FilePermissions {
+        try state.withLock { state throws(StorageError) in
+            guard let found = state.directories[SimulatedPath.key(directory)] else {
+                throw StorageError(errno: ENOENT, .list, path: directory)
+            }
+            return found.permissions
+        }
     }
 
     public func syncDirectory(at directory: String) throws {

@@ -27,6 +27,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case locked
         /// The file was closed, or belongs to a simulated file system that has crashed since.
         case closed
+        /// The path names a FIFO, device, socket or directory where LensDB
+        /// expects a regular file; LensDB never opens it, so it never blocks on one.
+        case notRegularFile
     }
 
     /// The call that failed.
@@ -77,16 +80,17 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
     /// Why the call failed: the lock holder, the system's text for the
     /// errno, or (for simulated faults without one) the code in words.
     private var reason: String {
-        if code == .locked { return "it is locked by \(lockHolder.map { "process \($0)" } ?? "another process")" }
-        if errno != 0 { return "\(String(cString: strerror(errno))) (errno \(errno))" }
         switch code {
-        case .noSpace: return "no space left on the device"
-        case .ioError: return "an I/O error"
-        case .notFound: return "no such file or directory"
-        case .exists: return "the file already exists"
-        case .permissionDenied: return "permission denied"
-        case .locked: return "it is locked"
-        case .closed: return "the file is closed"
+        case .locked: "it is locked by \(lockHolder.map { "process \($0)" } ?? "another process")"
+        case .notRegularFile:
+            "it is not a regular file (a FIFO, device, socket or directory has the name of a LensDB file); move it out of the store's directory"
+        case _ where errno != 0: "\(String(cString: strerror(errno))) (errno \(errno))"
+        case .noSpace: "no space left on the device"
+        case .ioError: "an I/O error"
+        case .notFound: "no such file or directory"
+        case .exists: "the file already exists"
+        case .permissionDenied: "permission denied"
+        case .closed: "the file is closed"
         }
     }
 }
