@@ -17,6 +17,14 @@ public enum Fixtures {
         return target
     }
 
+    /// Copies the fixture directory `name`, which is not a store (e.g.
+    /// "foreign-directory"), into `parent` and returns the copy's path.
+    public static func copyDirectory(_ name: String, into parent: TemporaryDirectory) throws -> String {
+        let target = "\(parent.path)/\(name)"
+        try FileManager.default.copyItem(atPath: "\(directory)/\(name)", toPath: target)
+        return target
+    }
+
     /// Plants the fixture store `name` at `path` on a simulated file system,
     /// every byte and name durable, as the disk held it after the crash.
     public static func plant(_ name: String, at path: String, on fileSystem: SimulatedFileSystem) throws {

@@ -20,7 +20,8 @@ extension Store {
         var olderLogBytes: Int64
     }
 
-    /// The path of an open: lock, tidy, recover, start a new log.
+    /// The path of an open: check the directory is a store's, lock, tidy,
+    /// recover, start a new log.
     /// What a crash here leaves: at most a new, empty log file, which the
     /// next open reads as a log cut while new.
     static func open(at path: String, options: StoreOptions, progress: ProgressHandler? = nil) throws -> Opened {
@@ -29,21 +30,26 @@ extension Store {
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
         let logger = Store.logger(for: path, options)
         var lock: (any FileLock)?
-        if !options.readOnly {
-            try createStoreDirectory(path, fileSystem: fileSystem)
-            lock = try takeLock(directory, logger: logger)
-        }
+        try prepareStoreDirectory(directory, options: options)
+        if !options.readOnly { lock = try takeLock(directory, logger: logger) }
         do {
+            if !options.readOnly { try directory.writeIdentity() }
             // Asked before any write: on Darwin it costs one F_FULLFSYNC of the directory.
             let durableSync = options.readOnly ? nil : try fileSystem.durableSyncSupport(in: path)
             var listing = try directory.list()
-            let closedCleanly = try !options.readOnly && takeClosedMarker(directory)
+            // Read, not removed: an open that fails must leave the proof for the next one.
+            let cleanClose = try directory.cleanClose()
             if !options.readOnly { try removeTemporaries(&listing, directory) }
             var state = StoreState()
             var unproven: [LogRecord] = []
-            let mayRelog = !options.readOnly && !closedCleanly
+            // A clean close proves its records (a marker without an LSN,
+            // written by an earlier LensDB or garbled by a crash, proves
+            // every record read); read-only opens log nothing again. Either
+            // way nothing is kept: a long log would otherwise be held whole.
+            let closedLSN = cleanClose.map { $0.lastLSN ?? .max } ?? 0
+            let mayRelog = !options.readOnly
             var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
-            let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly)
+            let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly, cleanClose: cleanClose)
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
                 unproven = []
@@ -51,11 +57,8 @@ extension Store {
             }, apply: { record, file in
                 try replay(record, from: file, into: &state)
                 reading.read(record, in: file)
-                // After a clean close, or read-only, nothing is logged
-                // again, so nothing is kept: a long log of unsynced commits
-                // would otherwise be held whole. Unproven records are in LSN
-                // order, so a record proves a prefix of them.
-                guard mayRelog else { return }
+                guard mayRelog, record.lsn > closedLSN else { return }
+                // Unproven records are in LSN order, so a record proves a prefix of them.
                 if let first = unproven.first, first.lsn <= record.syncedLSN {
                     unproven.removeSubrange(..<(unproven.firstIndex { $0.lsn > record.syncedLSN } ?? unproven.endIndex))
                 }
@@ -69,11 +72,14 @@ extension Store {
                 statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0, durableSync: durableSync),
                 snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
             if !options.readOnly {
-                var removed = try removeUnneededLogs(report, directory)
+                // From here on this session writes: a crash must not leave
+                // the last session's marker vouching for what it did not close.
+                try directory.removeCleanClose()
+                var removed = try remove(directory.logsRemovedByOpen(after: report), directory)
                 // The next log is created by the first write: an open that
                 // only reads costs no file creation and no sync.
                 opened.generation += 1
-                if !closedCleanly && !unproven.isEmpty {
+                if !unproven.isEmpty {
                     let log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
                     opened.log = log
                     logRelog(unproven, into: log, logger: logger)
@@ -88,14 +94,6 @@ extension Store {
             lock?.unlock()
             throw error
         }
-    }
-
-    /// Whether the last session closed cleanly; removes the marker, so that
-    /// if this session does not, the next open knows.
-    private static func takeClosedMarker(_ directory: StoreDirectory) throws -> Bool {
-        guard directory.fileSystem.fileExists(at: directory.closedMarkerPath) else { return false }
-        try directory.fileSystem.removeFile(at: directory.closedMarkerPath)
-        return true
     }
 
     /// After an unclean end (a crash, or a failed write or sync), the last
@@ -120,19 +118,15 @@ extension Store {
     /// keeps the directory to the files that matter.
     private static func removeLogs(supersededBy relog: LogWriter, _ report: RecoveryReport, _ directory: StoreDirectory) throws -> [String] {
         let superseded = report.logsRead.filter { $0.firstLSN >= relog.header.firstLSN }.map(\.path)
-        return try remove(superseded, keepingTheLogOf: report.snapshot, directory)
+        return try remove(superseded.filter { $0 != directory.logOfSnapshot(in: report) }, directory)
     }
 
-    /// Removes `logs` except the log of the snapshot in effect, whose presence
-    /// tells open that this snapshot is the current one (``LogChain``), and
-    /// syncs the directory. Returns the logs removed.
-    private static func remove(_ logs: [String], keepingTheLogOf snapshot: SnapshotSummary?, _ directory: StoreDirectory) throws -> [String] {
-        let marker = snapshot.map { directory.logPath(generation: $0.generation) }
-        let removed = logs.filter { $0 != marker }
-        guard !removed.isEmpty else { return [] }
-        for log in removed { try directory.fileSystem.removeFile(at: log) }
+    /// Removes `logs` and syncs the directory. Returns the logs removed.
+    private static func remove(_ logs: [String], _ directory: StoreDirectory) throws -> [String] {
+        guard !logs.isEmpty else { return [] }
+        for log in logs { try directory.fileSystem.removeFile(at: log) }
         try directory.fileSystem.syncDirectory(at: directory.path)
-        return removed
+        return logs
     }
 
     static func logOptions(_ options: StoreOptions) -> LogWriterOptions {
@@ -142,25 +136,50 @@ extension Store {
         return log
     }
 
+    /// Makes sure `directory` may hold the store before anything in it is
+    /// touched: a new directory is created (with ``StoreOptions/permissions``);
+    /// an existing one must be a store, or empty, or adopted by
+    /// ``StoreOptions/adoptsNonEmptyDirectory``. A read-only open creates nothing.
+    /// - Throws: ``StoreError/notAStore(path:foreignEntries:)``,
+    ///   ``StoreError/notADirectory(path:)``, `StorageError`.
+    private static func prepareStoreDirectory(_ directory: StoreDirectory, options: StoreOptions) throws {
+        let fileSystem = directory.fileSystem
+        guard fileSystem.fileExists(at: directory.path) else {
+            if options.readOnly { throw StorageError(.notFound, .list, path: directory.path) }
+            return try createStoreDirectory(directory.path, permissions: options.permissions, fileSystem: fileSystem)
+        }
+        let listing: StoreDirectory.Listing
+        do {
+            listing = try directory.list()
+        } catch let error as StorageError where error.errno == ENOTDIR {
+            throw StoreError.notADirectory(path: directory.path)
+        }
+        switch listing.identity {
+        case .store: return
+        case .foreign(let entries) where !options.adoptsNonEmptyDirectory:
+            throw StoreError.notAStore(path: directory.path, foreignEntries: entries)
+        case .empty, .foreign:
+            // An earlier open may have created the directory and failed
+            // before syncing its parent: make its entry durable now.
+            if !options.readOnly { try fileSystem.syncDirectory(at: parentDirectory(of: directory.path)) }
+        }
+    }
+
     /// Creates the store's directory, and any missing ancestors, and makes
     /// each new entry durable: a name is durable only once its parent
     /// directory is synced, so every directory created gets its parent
-    /// synced, not only the last. A directory that holds no snapshot or log
-    /// yet gets its entry synced again: an earlier open may have created it
-    /// and failed before that sync.
-    private static func createStoreDirectory(_ path: String, fileSystem: any FileSystem) throws {
-        if fileSystem.fileExists(at: path) {
-            let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
-            guard listing.logs.isEmpty && listing.snapshots.isEmpty else { return }
-            try fileSystem.syncDirectory(at: parentDirectory(of: path))
-            return
-        }
+    /// synced, not only the last.
+    private static func createStoreDirectory(_ path: String, permissions: FilePermissions, fileSystem: any FileSystem) throws {
         var missing = [path]
         while case let parent = parentDirectory(of: missing.last!), parent != missing.last!, !fileSystem.fileExists(at: parent) {
             missing.append(parent)
         }
         for directory in missing.reversed() {
-            try fileSystem.createDirectory(at: directory)
+            if directory == path {
+                try fileSystem.createDirectory(at: directory, permissions: permissions)
+            } else {
+                try fileSystem.createDirectory(at: directory, permissions: .everyoneReadable)
+            }
             try fileSystem.syncDirectory(at: parentDirectory(of: directory))
         }
     }
@@ -190,20 +209,14 @@ extension Store {
 
     static let lockAttempts = 20
 
-    /// A temporary file is a snapshot whose compaction never finished.
+    /// A temporary file is a snapshot whose compaction never finished, or a
+    /// log that an open was writing again when it stopped. Only the names
+    /// LensDB gives them are listed as temporaries (``StoreDirectory``).
     private static func removeTemporaries(_ listing: inout StoreDirectory.Listing, _ directory: StoreDirectory) throws {
         guard !listing.temporaries.isEmpty else { return }
         for file in listing.temporaries { try directory.fileSystem.removeFile(at: file) }
         try directory.fileSystem.syncDirectory(at: directory.path)
         listing.temporaries = []
-    }
-
-    /// Logs the snapshot covers, logs a later log supersedes, and logs that
-    /// hold only records that were never durable (past a torn point, or cut
-    /// while new). None holds a record the recovered state needs.
-    private static func removeUnneededLogs(_ report: RecoveryReport, _ directory: StoreDirectory) throws -> [String] {
-        let unneeded = report.obsoleteLogs + report.supersededLogs + report.orphanedLogs + report.logsCutWhileNew
-        return try remove(unneeded, keepingTheLogOf: report.snapshot, directory)
     }
 
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {

@@ -217,13 +217,15 @@ public final class Store: Sendable {
         lock?.unlock()
     }
 
-    /// Tells the next open that every record is durable, so it need not log
-    /// the tail again. Best effort: without the marker, the next open only
-    /// does a little more work.
+    /// Tells the next open that every record through the last LSN is
+    /// durable: it need not log the tail again, and a log that ends sooner
+    /// is damage, not a crash (``CleanClose``). Written after the final
+    /// flush, so the LSN it records is durable.
     private func markClosedCleanly(_ directory: StoreDirectory) {
-        // Without the marker the next open only re-logs the tail: no harm.
-        guard let marker = try? directory.fileSystem.openFile(at: directory.closedMarkerPath, mode: .create) else { return }
-        marker.close()
+        let lastLSN = writer.withLock { $0.head.lsn }
+        // Best effort: without the marker, the next open only logs the tail
+        // again and judges a short log as a crash's, as after any crash.
+        try? directory.markClosedCleanly(CleanClose(lastLSN: lastLSN))
     }
 
     /// Marks the store failed (promise 6) and returns the error to throw.

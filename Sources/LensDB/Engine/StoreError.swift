@@ -1,3 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import LensLog
 
 /// Errors of the store itself. Lower layers' errors pass through unchanged:
@@ -8,8 +15,17 @@ import LensLog
 /// Each description is one sentence that names the store or file, says
 /// what happened and what to do about it.
 public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Another process (or another `Store` in this one) holds the store's lock.
+    /// Another process (or another `Store` in this one) holds the store's
+    /// lock. `holder` is the pid the holder recorded; this process's own
+    /// when another `Store` here has it open.
     case locked(path: String, holder: Int32?)
+    /// The directory holds files that are not a store's (`foreignEntries`,
+    /// their paths) and nothing of a store, so open would not make it one:
+    /// it creates stores only in new or empty directories, unless
+    /// ``StoreOptions/adoptsNonEmptyDirectory`` says otherwise. Nothing changed.
+    case notAStore(path: String, foreignEntries: [String])
+    /// `path` exists and is not a directory. Nothing changed.
+    case notADirectory(path: String)
     /// The store was opened read-only.
     case readOnly(path: String)
     /// A write or sync failed earlier; the store is read-only until reopened
@@ -26,8 +42,14 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case let .locked(path, holder) where holder == getpid():
+            "\(path) is already open in this process: another Store of it holds the lock; use that Store, or close it, then open the store again"
         case let .locked(path, holder):
             "\(path) is locked by \(holder.map { "process \($0)" } ?? "another process"), which has the store open; close it there, then open it again"
+        case let .notAStore(path, entries):
+            "\(path) is not a LensDB store: it holds \(Self.listing(entries)) and no store's files, so it was left as it is; open a new or empty directory, or set StoreOptions.adoptsNonEmptyDirectory to create a store beside those files"
+        case let .notADirectory(path):
+            "\(path) is not a directory, so it cannot be a store; choose a path that is a directory or does not exist yet"
         case let .readOnly(path):
             "\(path) was opened read-only, so it cannot be written; open it without StoreOptions.readOnly to write"
         case let .failed(path, cause):
@@ -39,6 +61,13 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
         }
+    }
+
+    /// "report.tmp", or "3 other entries (a, b, c)".
+    private static func listing(_ entries: [String]) -> String {
+        let names = entries.map { $0.split(separator: "/").last.map(String.init) ?? $0 }
+        let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? ", …" : "")
+        return names.count == 1 ? shown : "\(names.count) other entries (\(shown))"
     }
 
     /// The store at `path` failed because of `error` (promise 6). The cause

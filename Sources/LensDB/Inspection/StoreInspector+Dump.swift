@@ -56,11 +56,13 @@ extension StoreInspector {
     ///   - table: when set, only transactions touching this table, with only their operations on it.
     ///   - progress: bytes read of the snapshots and logs.
     ///   - body: called with each transaction, in LSN order.
-    /// - Throws: ``InspectionError``, or what `body` throws.
+    /// - Throws: ``InspectionError`` (``InspectionError/noSuchTable(path:table:tables:)``
+    ///   when `table` is set and the store never held such a table), or what `body` throws.
     public func dump(
         from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, progress: ProgressHandler? = nil,
         _ body: (DumpedTransaction) throws -> Void
     ) throws {
+        var tables = Set<String>()
         // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
         try withoutActuallyEscaping(body) { body in
             var shown = Set<UInt64>()
@@ -70,6 +72,7 @@ extension StoreInspector {
                 reading?.read(record, in: file)
                 guard record.lsn <= to, shown.insert(record.lsn).inserted else { return }
                 let dumped = Self.dumped(record, file: file, catalog: &catalog)
+                tables.formUnion(dumped.operations.compactMap(\.table))
                 guard record.lsn >= from, let shown = dumped.only(table) else { return }
                 do { try body(shown) } catch { throw CallerError(error: error) }
             }
@@ -77,17 +80,20 @@ extension StoreInspector {
                 let listing = try self.listing()
                 reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
                 do {
-                    let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
-                    _ = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+                    _ = try chain(policy: .salvage).recover(listing: listing, loadSnapshot: { snapshot in
                         reading?.read(snapshot: snapshot.path)
                         catalog = EncodingCatalog()
                         try snapshot.forEachItem { catalog.note($0) }
+                        tables.formUnion(catalog.tableNames)
                     }, apply: emit)
                 } catch is RecoveryError {
                     try dumpEachLog(listing, emit)
                 }
                 reading?.finish()
             }
+        }
+        if let table, !tables.contains(table) {
+            throw InspectionError.noSuchTable(path: path, table: table, tables: tables.sorted())
         }
     }
 
@@ -104,9 +110,12 @@ extension StoreInspector {
     }
 
     /// Calls `body` with every item of the newest valid snapshot.
-    /// - Throws: ``InspectionError/notAStore(path:reason:)`` when there is no valid snapshot.
+    /// - Throws: ``InspectionError/noSnapshot(path:damaged:)`` when there is
+    ///   no valid snapshot; ``InspectionError/noSuchTable(path:table:tables:)``
+    ///   when `table` is set and the snapshot holds no such table.
     public func dumpSnapshot(table: String? = nil, _ body: (DumpedItem) throws -> Void) throws {
-        for candidate in try listing().snapshots.reversed() {
+        let snapshots = try listing().snapshots
+        for candidate in snapshots.reversed() {
             // Damaged snapshots are skipped for the newest valid one; verify reports them.
             guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path) else { continue }
             var catalog = EncodingCatalog()
@@ -123,9 +132,12 @@ extension StoreInspector {
                 default: break
                 }
             }
+            if let table, !catalog.tableNames.contains(table) {
+                throw InspectionError.noSuchTable(path: path, table: table, tables: catalog.tableNames.sorted())
+            }
             return
         }
-        throw InspectionError.notAStore(path: path, reason: "it has no valid snapshot")
+        throw InspectionError.noSnapshot(path: path, damaged: snapshots.map(\.path))
     }
 
     /// The record as dump shows it, each operation rendered with the

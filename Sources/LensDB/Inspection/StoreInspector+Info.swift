@@ -105,7 +105,7 @@ extension StoreInspector {
         report.roots = state.rootNames
         report.rootEncodings = state.rootNames.map { .init(name: $0, encoding: state.encoding(ofRoot: $0)?.name) }
         report.lastLSN = state.lsn
-        report.recovery += describe(recovery)
+        report.recovery += describe(recovery, cleanClose: try directory.cleanClose())
     }
 
     private func snapshotInfo(_ file: String) throws -> InfoReport.FileInfo {
@@ -151,16 +151,26 @@ extension StoreInspector {
         return info
     }
 
-    func describe(_ recovery: RecoveryReport) -> [String] {
+    /// What open does, line by line: the same judgements and the same
+    /// files removed (``StoreDirectory/logsRemovedByOpen(after:)``).
+    func describe(_ recovery: RecoveryReport, cleanClose: CleanClose?) -> [String] {
         var lines = ["replays \(recovery.recordsReplayed) records" + (recovery.snapshot.map { " after the snapshot at LSN \($0.lastLSN)" } ?? "")]
+        switch cleanClose?.lastLSN {
+        case let lsn?: lines.append("finds a clean close through LSN \(lsn): every record up to it was durable")
+        case nil where cleanClose != nil: lines.append("finds a clean close that records no LSN")
+        case nil: break
+        }
         lines += recovery.tornTails.map { "cuts a torn tail of \($0.bytesDropped) bytes at offset \($0.offset) of \($0.file) (unsynced writes of a crash)" }
-        lines += recovery.orphanedLogs.map { "removes \($0): it starts past a torn point and holds only unsynced records" }
-        lines += recovery.obsoleteLogs.map { "removes \($0): the snapshot covers it" }
-        lines += recovery.supersededLogs.map { "skips and removes \($0): a later log holds everything from its first LSN on" }
-        lines += recovery.logsCutWhileNew.map { "removes \($0): cut while new, it holds nothing durable" }
+        let removed = Set(directory.logsRemovedByOpen(after: recovery))
+        let fate = { (log: String) in removed.contains(log) ? "removes \(log)" : "keeps \(log) (its name marks the snapshot in effect)" }
+        lines += recovery.orphanedLogs.map { "\(fate($0)): it starts past a torn point and holds only unsynced records" }
+        lines += recovery.obsoleteLogs.map { "\(fate($0)): the snapshot covers it" }
+        lines += recovery.supersededLogs.map { "skips and \(fate($0)): a later log holds everything from its first LSN on" }
+        lines += recovery.logsCutWhileNew.map { "\(fate($0)): cut while new, it holds nothing durable" }
         lines += recovery.damagedSnapshots.map { "sets aside \($0.path): \($0.problem)" }
         lines += recovery.dropped.map {
-            "drops LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) at offset \($0.range.offset) of \($0.file): \($0.range.reason.rawValue)"
+            let lost = "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) at offset \($0.range.offset) of \($0.file): \($0.range.reason.rawValue)"
+            return $0.range.proof == .cleanClose ? "drops \(lost), though the clean close says they were durable" : "drops \(lost)"
         }
         return lines
     }

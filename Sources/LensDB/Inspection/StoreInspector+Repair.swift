@@ -153,7 +153,7 @@ extension StoreInspector {
             var recovery = RecoveryReport()
             recovery.damagedSnapshots = damaged
             let base = SnapshotSummary(path: newest.path, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
-            try LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
+            try chain(policy: .salvage)
                 .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
                     try Store.replay(record, from: file, into: &state)
                 }
@@ -168,8 +168,10 @@ extension StoreInspector {
         let (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
         let temporary = output + ".repair-tmp"
         try removeDirectory(temporary)
-        try fileSystem.createDirectory(at: temporary)
+        // The copy keeps the store's mode: who may read the original may read it, and no one else.
+        try fileSystem.createDirectory(at: temporary, permissions: fileSystem.directoryPermissions(at: path))
         let target = StoreDirectory(path: temporary, fileSystem: fileSystem)
+        try target.writeIdentity()
         _ = try Store.writeSnapshot(of: state, generation: 1, in: target, compression: .lz4, progress: progress)
         let log = try LogWriter.create(fileSystem: fileSystem, path: target.logPath(generation: 1), generation: 1, firstLSN: state.lsn + 1)
         log.close()

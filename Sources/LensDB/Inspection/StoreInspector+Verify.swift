@@ -75,7 +75,7 @@ extension StoreInspector {
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
-        let (generation, cutWhileNew) = verifyChain(into: &report)
+        let chain = verifyChain(into: &report)
         let total = handler == nil ? 0 : (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path, in: fileSystem) }
         var progress = ProgressCounter(.reading, total: total, handler: handler)
         defer { progress.finish() }
@@ -83,37 +83,65 @@ extension StoreInspector {
             verifySnapshot(snapshot.path, handle: handles[snapshot.path], into: &report)
             progress.update(report.bytesRead)
         }
-        let base = listing.snapshots.first { $0.generation == generation }?.path
+        let base = listing.snapshots.first { $0.generation == chain.generation }?.path
         var catalog = catalog(ofSnapshot: base, handle: base.flatMap { handles[$0] })
         for log in listing.logs {
-            if log.generation < generation {
-                report.notes.append("\(log.path): older than the snapshot, which holds its records; open removes it")
+            if log.generation < chain.generation {
+                report.notes.append("\(log.path): older than the snapshot, which holds its records; \(chain.fate(log.path))")
             }
-            verifyLog(log.path, handle: handles[log.path], cutWhileNew: cutWhileNew.contains(log.path), catalog: &catalog, into: &report)
+            verifyLog(log.path, handle: handles[log.path], chain: chain, catalog: &catalog, into: &report)
             progress.update(report.bytesRead)
         }
         return report
     }
 
-    /// The checks across files, as open makes them; returns the generation
-    /// of the snapshot open would start from (0 for none) and the logs whose
-    /// header no record vouches for (cut while new, or being created now).
-    private func verifyChain(into report: inout VerifyReport) -> (UInt64, Set<String>) {
+    /// What the checks across files found that the checks of each log use.
+    private struct ChainFindings {
+        /// The generation of the snapshot open would start from (0 for none).
+        var generation: UInt64 = 0
+        /// Logs whose header no record vouches for (cut while new, or being created now).
+        var cutWhileNew: Set<String> = []
+        /// Logs a later one supersedes: never read.
+        var superseded: Set<String> = []
+        /// Logs where a clean close proves that what they lack was durable.
+        var lostAfterCleanClose: Set<String> = []
+        /// The logs open removes.
+        var removedByOpen: Set<String> = []
+
+        func fate(_ log: String) -> String {
+            removedByOpen.contains(log) ? "open removes it" : "open keeps it, since its name marks the snapshot in effect"
+        }
+    }
+
+    /// The checks across files, as open makes them (with the clean-close
+    /// marker open would read).
+    private func verifyChain(into report: inout VerifyReport) -> ChainFindings {
+        var findings = ChainFindings()
         do {
             let (_, recovery) = try recoveredState(policy: .salvage)
+            findings.removedByOpen = Set(directory.logsRemovedByOpen(after: recovery))
             report.notes += recovery.orphanedLogs.map {
-                "\($0): starts past the end of the log before it and holds only unsynced records (a crash); open removes it"
+                "\($0): starts past the end of the log before it and holds only unsynced records (a crash); \(findings.fate($0))"
             }
             report.notes += recovery.supersededLogs.map {
-                "\($0): a later log holds everything from its first LSN on (written again after a crash); never read, and open removes it"
+                "\($0): a later log holds everything from its first LSN on (written again after a crash); never read, and \(findings.fate($0))"
             }
             // Damage inside a log is reported by verifyLog with its offset;
-            // here only what lies between files.
-            report.problems += recovery.dropped.filter { $0.range.reason == .lsnOutOfSequence }.map {
-                .init(file: $0.file, offset: 0, lsn: $0.range.lostLSNs.lowerBound,
-                      message: "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) are missing before this log, and a later record proves they were durable")
+            // here only what lies between files, and what only the clean
+            // close proves lost.
+            for dropped in recovery.dropped where dropped.range.reason == .lsnOutOfSequence || dropped.range.proof == .cleanClose {
+                let range = dropped.range, lost = "LSNs \(range.lostLSNs.lowerBound)..<\(range.lostLSNs.upperBound)"
+                let message = switch (range.reason, range.proof) {
+                case (.lsnOutOfSequence, .laterRecord): "\(lost) are missing before this log, and a later record proves they were durable"
+                case (.lsnOutOfSequence, .cleanClose): "\(lost) are missing before this log, and the store's clean close proves they were durable"
+                default: "\(range.reason.rawValue): \(lost) are missing, though the store was closed cleanly after them: the file was cut or damaged after the close"
+                }
+                report.problems.append(.init(file: dropped.file, offset: range.offset, lsn: range.lostLSNs.lowerBound, message: message))
+                if range.proof == .cleanClose { findings.lostAfterCleanClose.insert(dropped.file) }
             }
-            return (recovery.snapshot?.generation ?? 0, Set(recovery.logsCutWhileNew))
+            findings.generation = recovery.snapshot?.generation ?? 0
+            findings.cutWhileNew = Set(recovery.logsCutWhileNew)
+            findings.superseded = Set(recovery.supersededLogs)
         } catch let error as RecoveryError {
             if case let .missingRecords(file, expected, first) = error {
                 report.problems.append(.init(file: file, offset: 0, lsn: expected,
@@ -124,7 +152,7 @@ extension StoreInspector {
         } catch {
             report.problems.append(.init(file: path, error: error, prefix: "open would fail even with salvage: "))
         }
-        return (0, [])
+        return findings
     }
 
     /// The encodings a snapshot records; empty for none (or one that does
@@ -182,10 +210,11 @@ extension StoreInspector {
     /// record a transaction, every key and value against the encoding
     /// `catalog` holds for it at that point (the declarations in this log
     /// are added as they come).
-    /// A log `cutWhileNew` whose header does not verify is a note: its
-    /// header was never synced, so it holds nothing that was acknowledged.
+    /// A log cut while new whose header does not verify is a note: its
+    /// header was never synced, so it holds nothing that was acknowledged;
+    /// so is a superseded log's, which open never reads.
     private func verifyLog(
-        _ file: String, handle opened: (any StoredFile)?, cutWhileNew: Bool, catalog: inout EncodingCatalog, into report: inout VerifyReport
+        _ file: String, handle opened: (any StoredFile)?, chain: ChainFindings, catalog: inout EncodingCatalog, into report: inout VerifyReport
     ) {
         do {
             // Streamed through the reader's window: verify holds one window
@@ -194,10 +223,16 @@ extension StoreInspector {
             defer { if opened == nil { handle.close() } }
             report.bytesRead += try handle.size()
             let opened = Result { try LogReader(file: handle, path: file, policy: .salvage) }
-            if case let .failure(error) = opened, error is LogError, cutWhileNew {
+            if case let .failure(error) = opened, error is LogError {
                 let reason = stripping(file, from: "\(error)")
-                report.notes.append("\(file): a log cut while new (\(reason)), or being created now; no record vouches for it, and open removes it")
-                return
+                if chain.cutWhileNew.contains(file) {
+                    report.notes.append("\(file): a log cut while new (\(reason)), or being created now; no record vouches for it, and \(chain.fate(file))")
+                    return
+                }
+                if chain.superseded.contains(file) {
+                    report.notes.append("\(file): its header is damaged (\(reason)), but a later log holds everything from its first LSN on, so open never reads it")
+                    return
+                }
             }
             var reader = try opened.get()
             while let record = try reader.next() {
@@ -208,7 +243,8 @@ extension StoreInspector {
                 .init(file: file, offset: $0.offset, lsn: $0.lostLSNs.lowerBound,
                       message: "\($0.reason.rawValue), followed by valid records: LSNs \($0.lostLSNs.lowerBound)..<\($0.lostLSNs.upperBound) lost")
             }
-            if case let .tornTail(offset, dropped, reason)? = reader.end {
+            // Where the clean close proves the end lost, verifyChain reported it as a problem.
+            if case let .tornTail(offset, dropped, reason)? = reader.end, !chain.lostAfterCleanClose.contains(file) {
                 report.notes.append("\(file): torn tail of \(dropped) bytes at offset \(offset) (\(reason.rawValue)): unsynced writes cut by a crash, not damage")
             }
         } catch {

@@ -22,7 +22,8 @@ public struct StoreInspector: Sendable {
         self.fileSystem = fileSystem
     }
 
-    /// Lists the store's files, or says why `path` is not a store.
+    /// Lists the store's files, or says why `path` is not a store: the
+    /// judgement a `Store` open makes (``StoreDirectory/Identity``).
     /// - Throws: ``InspectionError/notAStore(path:reason:)``.
     func listing() throws -> StoreDirectory.Listing {
         guard fileSystem.fileExists(at: path) else { throw InspectionError.notAStore(path: path, reason: "it does not exist") }
@@ -32,10 +33,18 @@ public struct StoreInspector: Sendable {
         } catch {
             throw InspectionError.notAStore(path: path, reason: "it is not a readable directory (\(error))")
         }
-        guard !listing.logs.isEmpty || !listing.snapshots.isEmpty || !listing.setAside.isEmpty else {
-            throw InspectionError.notAStore(path: path, reason: "it holds no LensDB log or snapshot")
+        switch listing.identity {
+        case .store: return listing
+        case .empty: throw InspectionError.notAStore(path: path, reason: "it is empty")
+        case .foreign(let entries):
+            throw InspectionError.notAStore(path: path, reason: "it holds \(entries.count) other entries and no LensDB marker, log or snapshot")
         }
-        return listing
+    }
+
+    /// Recovery as open would run it on this store, judged by the same
+    /// clean-close marker, without setting anything aside.
+    func chain(policy: RecoveryPolicy) throws -> LogChain {
+        LogChain(directory: directory, policy: policy, setAsideDamaged: false, cleanClose: try directory.cleanClose())
     }
 
     func read(_ file: String) throws -> [UInt8] {
@@ -55,8 +64,7 @@ public struct StoreInspector: Sendable {
         var state = StoreState()
         let listing = try listing()
         var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
-        let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: false)
-        let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+        let report = try chain(policy: policy).recover(listing: listing, loadSnapshot: { snapshot in
             state = try Store.loadState(from: snapshot)
             reading.read(snapshot: snapshot.path)
         }, apply: { record, file in
@@ -83,13 +91,26 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     case locked(path: String, holder: Int32?)
     /// `repair --output` will not overwrite anything.
     case outputExists(path: String)
+    /// `dump --table` names a table the store has never held.
+    case noSuchTable(path: String, table: String, tables: [String])
+    /// `dump --snapshot` of a store that has no snapshot yet (never
+    /// compacted), or none that verifies (`damaged` lists them).
+    case noSnapshot(path: String, damaged: [String])
 
     public var description: String {
         switch self {
         case let .notAStore(path, reason): "\(path) is not a LensDB store: \(reason)"
+        case let .locked(path, holder) where holder == getpid():
+            "\(path) is open in this process: another Store of it holds the lock; close that Store, then retry"
         case let .locked(path, holder):
             "\(path) is in use by \(holder.map { "process \($0)" } ?? "another process"); close it there, then retry"
         case let .outputExists(path): "\(path) already exists; choose a new output path"
+        case let .noSuchTable(path, table, tables):
+            "\(path) has no table \(table); its tables: \(tables.isEmpty ? "none" : tables.joined(separator: ", "))"
+        case let .noSnapshot(path, damaged) where damaged.isEmpty:
+            "\(path) has no snapshot yet (it was never compacted); dump its transactions without --snapshot, or run `logtool compact` first"
+        case let .noSnapshot(path, damaged):
+            "\(path) has no snapshot that verifies (\(damaged.joined(separator: ", ")) fail their checks); run `logtool verify` to see why"
         }
     }
 }
@@ -202,6 +223,9 @@ struct EncodingCatalog {
     }
 
     func tableName(_ id: UInt64) -> String? { snapshotTables[id] }
+
+    /// Every table a snapshot item or a declaration named so far.
+    var tableNames: Set<String> { Set(snapshotTables.values).union(tables.keys) }
 }
 
 /// JSON as `logtool --json` prints it: sorted keys, ISO 8601 dates, and

@@ -1,12 +1,19 @@
 /// The files of one store and how they are named.
 ///
 /// A store is a directory:
+/// - `LENSDB`: says the directory is a LensDB store (``identityName``);
 /// - `LOCK`: the process lock (its content: the holder's pid);
-/// - `CLOSED`: written by a clean close, removed by the next open;
+/// - `CLOSED`: written by a clean close, removed by the next open (``CleanClose``);
 /// - `snapshot-<generation>.snap`: the state through some LSN;
 /// - `log-<generation>.log`: transactions after it;
-/// - `*.tmp`: a snapshot being written; removed on open;
-/// - `*.damaged`: a file recovery or repair set aside; never read, never deleted.
+/// - `snapshot-<generation>.snap.tmp`, `log-<generation>.log.tmp`: a
+///   snapshot or log being written; removed on open;
+/// - `log-….damaged`, `snapshot-….damaged`: a file recovery or repair set
+///   aside; never read, never deleted.
+///
+/// Any other name is not the store's: LensDB never reads, moves or deletes
+/// it. A directory that holds other files and none of these is not a store
+/// (``identify()``), and an open refuses to make it one unless told to.
 ///
 /// Generations are 16 hex digits, so names sort in generation order. A
 /// snapshot of generation G holds everything before log G, which starts at
@@ -16,6 +23,12 @@ public struct StoreDirectory: Sendable {
     public let path: String
     public let fileSystem: any FileSystem
 
+    /// The file that marks a directory as a LensDB store, written when an
+    /// open creates the store (and by the first writable open of a store
+    /// an earlier LensDB created). Its content, ``identityContents``, is
+    /// for people; its presence is what counts.
+    public static let identityName = "LENSDB"
+    public static let identityContents = Array("LensDB store: do not edit or remove the files in this directory by hand; use logtool\n".utf8)
     public static let lockName = "LOCK"
     /// Present only between a clean close and the next open: the last
     /// session flushed everything and met no I/O error.
@@ -30,6 +43,7 @@ public struct StoreDirectory: Sendable {
         self.fileSystem = fileSystem
     }
 
+    public var identityPath: String { "\(path)/\(Self.identityName)" }
     public var lockPath: String { "\(path)/\(Self.lockName)" }
     public var closedMarkerPath: String { "\(path)/\(Self.closedMarkerName)" }
 
@@ -47,14 +61,32 @@ public struct StoreDirectory: Sendable {
         public var logs: [(generation: UInt64, path: String)] = []
         /// (generation, path), ascending.
         public var snapshots: [(generation: UInt64, path: String)] = []
+        /// Snapshots and logs a crash left half written (`….tmp` of a log's or snapshot's name).
         public var temporaries: [String] = []
         public var setAside: [String] = []
         /// Names LensDB did not write; left alone.
         public var unknown: [String] = []
+        /// Whether the directory holds the ``StoreDirectory/identityName`` marker.
+        public var hasIdentity = false
+        /// Whether it holds the lock file or the clean-close marker.
+        public var hasLockOrMarker = false
 
         public static func == (a: Listing, b: Listing) -> Bool {
             a.logs.map(\.path) == b.logs.map(\.path) && a.snapshots.map(\.path) == b.snapshots.map(\.path)
                 && a.temporaries == b.temporaries && a.setAside == b.setAside && a.unknown == b.unknown
+                && a.hasIdentity == b.hasIdentity && a.hasLockOrMarker == b.hasLockOrMarker
+        }
+
+        /// Whether the directory is a store, could become one, or belongs to someone else.
+        public var identity: Identity {
+            if hasIdentity || !logs.isEmpty || !snapshots.isEmpty || !setAside.isEmpty || !temporaries.isEmpty {
+                return .store
+            }
+            // The lock and the marker alone are a store opened but never
+            // written by an earlier LensDB, unless other files share the
+            // directory: many programs name a lock file LOCK.
+            if unknown.isEmpty { return hasLockOrMarker ? .store : .empty }
+            return .foreign(entries: unknown)
         }
 
         /// The highest generation of any log or snapshot (0 for none).
@@ -63,14 +95,43 @@ public struct StoreDirectory: Sendable {
         }
     }
 
+    /// What a directory is to LensDB.
+    public enum Identity: Sendable, Equatable {
+        /// A LensDB store: it holds the identity marker, or files only a store writes.
+        case store
+        /// Empty (or not there yet): an open may create a store in it.
+        case empty
+        /// It holds `entries` (paths) and nothing of a store: an open refuses it.
+        case foreign(entries: [String])
+    }
+
+    /// What the directory at ``path`` is: a store, empty, or someone else's.
+    /// - Throws: ``StorageError`` when it cannot be listed (not a directory, say).
+    public func identify() throws -> Identity {
+        try list().identity
+    }
+
+    /// Writes the identity marker, durably, unless it is there already.
+    public func writeIdentity() throws {
+        guard !fileSystem.fileExists(at: identityPath) else { return }
+        let file = try fileSystem.openFile(at: identityPath, mode: .create)
+        defer { file.close() }
+        try file.write(Self.identityContents, at: 0)
+        try fileSystem.syncDirectory(at: path)
+    }
+
     /// Lists and classifies the directory's files. - Throws: ``StorageError``.
     public func list() throws -> Listing {
         var listing = Listing()
-        for name in try fileSystem.listDirectory(path) where name != Self.lockName && name != Self.closedMarkerName {
+        for name in try fileSystem.listDirectory(path) {
             let full = "\(path)/\(name)"
-            if name.hasSuffix(Self.temporarySuffix) {
+            if name == Self.identityName {
+                listing.hasIdentity = true
+            } else if name == Self.lockName || name == Self.closedMarkerName {
+                listing.hasLockOrMarker = true
+            } else if name.hasSuffix(Self.temporarySuffix), Self.isDataFileName(String(name.dropLast(Self.temporarySuffix.count))) {
                 listing.temporaries.append(full)
-            } else if name.hasSuffix(Self.setAsideSuffix) {
+            } else if name.hasSuffix(Self.setAsideSuffix), name.hasPrefix(Self.logPrefix) || name.hasPrefix(Self.snapshotPrefix) {
                 listing.setAside.append(full)
             } else if let generation = Self.generation(in: name, prefix: Self.logPrefix, suffix: Self.logSuffix) {
                 listing.logs.append((generation, full))
@@ -98,6 +159,12 @@ public struct StoreDirectory: Sendable {
         try fileSystem.rename(file, to: target)
         try fileSystem.syncDirectory(at: path)
         return target
+    }
+
+    /// Whether `name` is a log's or a snapshot's.
+    static func isDataFileName(_ name: String) -> Bool {
+        generation(in: name, prefix: logPrefix, suffix: logSuffix) != nil
+            || generation(in: name, prefix: snapshotPrefix, suffix: snapshotSuffix) != nil
     }
 
     static func hex(_ value: UInt64) -> String {

@@ -15,6 +15,9 @@ public enum DamageReason: String, Sendable, Equatable, CaseIterable {
     case decompressionFailed
     /// An all-zero frame header followed by bytes that are not zero.
     case zeroedRegion
+    /// The chain of logs ends, cleanly, before the last LSN a clean close
+    /// recorded: the file was cut, or a log removed, after the close.
+    case endsBeforeCleanClose
 }
 
 /// Why a valid record could not be understood by this version.

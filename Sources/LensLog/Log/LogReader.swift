@@ -22,6 +22,18 @@ public struct DroppedRange: Sendable, Equatable {
     /// The LSNs lost with it: `lostLSNs.lowerBound ..< lostLSNs.upperBound`.
     public var lostLSNs: Range<UInt64>
     public var reason: DamageReason
+    /// What says the LSNs lost were durable.
+    public var proof: DamageProof = .laterRecord
+}
+
+/// What proves that damaged bytes held durable records, and so are not
+/// the torn tail of a crash.
+public enum DamageProof: String, Sendable, Equatable {
+    /// A valid record after the damage says it was durable (its `syncedLSN`).
+    case laterRecord
+    /// The store was closed cleanly through a later LSN (its `CLOSED` marker
+    /// says so): every record up to the close was durable.
+    case cleanClose
 }
 
 /// Reads the records of one log file, in order, and tells how it ended.
@@ -51,6 +63,13 @@ public struct LogReader: Sendable {
     private let seed: UInt32
     private var offset = LogFormat.fileHeaderSize
     private var expectedLSN: UInt64
+
+    /// LSNs known durable from outside the log: a clean close recorded
+    /// them (``CleanClose``). Under `.salvage`, damage at or before it is
+    /// skipped to the next valid record even when no record after it
+    /// proves it durable; the caller judges a log that ends early
+    /// (``LogChain``). 0, the default, knows nothing.
+    public var durableThrough: UInt64 = 0
 
     /// Opens the file at `path`, validates its header, and reads it as
     /// ``next()`` asks, through a window of 1 MiB.
@@ -163,7 +182,10 @@ public struct LogReader: Sendable {
            case .frame(let frame) = try window.parseFrameAgain(at: damageAt, seed: seed), frame.lsn == expectedLSN {
             return
         }
-        guard let proof = scan.proof else {
+        // Salvage keeps what verifies after damage that a clean close
+        // proves durable, as after damage a later record proves durable.
+        let provenByCleanClose = policy == .salvage && expectedLSN <= durableThrough && scan.firstValid != nil
+        guard scan.proof != nil || provenByCleanClose else {
             // Zero fill is not data: count up to the last non-zero byte after the damage.
             let dropped = Int64(scan.lastNonZero.map { max(0, $0 + 1 - damageAt) } ?? 0)
             end = dropped == 0 && reason == .zeroedRegion
@@ -172,12 +194,11 @@ public struct LogReader: Sendable {
             return
         }
         guard policy == .salvage, let resume = scan.firstValid else {
-            _ = proof
             throw .corruption(file: path, offset: Int64(damageAt), lsn: expectedLSN, reason: reason)
         }
         dropped.append(DroppedRange(
             offset: Int64(damageAt), length: Int64(resume.offset - damageAt),
-            lostLSNs: expectedLSN..<resume.lsn, reason: reason))
+            lostLSNs: expectedLSN..<resume.lsn, reason: reason, proof: scan.proof == nil ? .cleanClose : .laterRecord))
         offset = resume.offset
         expectedLSN = resume.lsn
     }

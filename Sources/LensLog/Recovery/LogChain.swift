@@ -6,12 +6,17 @@ public struct LogChain {
     public let policy: RecoveryPolicy
     /// Whether damaged snapshots are renamed aside (false for read-only opens).
     public let setAsideDamaged: Bool
+    /// What the store's `CLOSED` marker says, read before recovery; nil
+    /// when there is none. Every record through its LSN was durable, so a
+    /// chain that ends sooner lost them (``RecoveryError/lostAfterCleanClose(file:offset:firstLostLSN:closedLSN:reason:)``).
+    public var cleanClose: CleanClose?
 
     /// The bytes each log reader holds at once (``LogReader/defaultWindowSize``).
     let windowSize: Int
 
-    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool) {
+    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, cleanClose: CleanClose? = nil) {
         self.init(directory: directory, policy: policy, setAsideDamaged: setAsideDamaged, windowSize: LogReader.defaultWindowSize)
+        self.cleanClose = cleanClose
     }
 
     /// As ``init(directory:policy:setAsideDamaged:)``, reading logs through
@@ -51,7 +56,9 @@ public struct LogChain {
     ///   as proof; a log superseded in part is read only up to the later
     ///   log's first LSN;
     /// - only records a reader accepts in order count as proof: leftovers
-    ///   past a torn point prove nothing.
+    ///   past a torn point prove nothing;
+    /// - a clean close (``cleanClose``) proves every LSN through its own:
+    ///   a log that ends before it, torn or cleanly, is damage, not a crash.
     public func replayLogs(
         listing: StoreDirectory.Listing, after base: SnapshotSummary?, into report: inout RecoveryReport,
         apply: (LogRecord, _ file: String) throws -> Void
@@ -59,9 +66,11 @@ public struct LogChain {
         report.provenLSN = base?.lastLSN ?? 0
         var expected = (base?.lastLSN ?? 0) + 1
         let generation = base?.generation ?? 0
+        let closedLSN = cleanClose?.lastLSN ?? 0
         report.obsoleteLogs = listing.logs.filter { $0.generation < generation }.map(\.path)
         let logs = listing.logs.filter { $0.generation >= generation }
         let starts = try logs.map { try firstLSN(of: $0.path) }
+        var end: (file: String, offset: Int64)?
         for (index, log) in logs.enumerated() {
             // A later log that starts at or before an LSN this one holds was
             // started by an open that logged an unproven tail again (or by
@@ -72,9 +81,13 @@ public struct LogChain {
                 report.supersededLogs.append(log.path)
                 continue
             }
+            // What the clean close proves of this log: LSNs past a later
+            // log's start are that log's to prove.
+            let durableThrough = min(closedLSN, (cap ?? .max) - 1)
             let file = try directory.fileSystem.openFile(at: log.path, mode: .readOnly)
             defer { file.close() }
-            guard var reader = try openReader(file, log, expected: expected, report: &report) else { continue }
+            guard var reader = try openReader(file, log, expected: expected, durableThrough: durableThrough, report: &report) else { continue }
+            reader.durableThrough = durableThrough
             let first = reader.header.firstLSN
             var capped = false
             while let record = try Self.next(&reader) {
@@ -88,20 +101,51 @@ public struct LogChain {
             }
             report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
             if !capped, case let .tornTail(offset, bytes, reason)? = reader.end {
-                report.tornTails.append(TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason))
+                let torn = TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason)
+                if reader.nextLSN <= durableThrough {
+                    try lostAfterCleanClose(torn, firstLost: reader.nextLSN, isLastLog: cap == nil, into: &report)
+                } else {
+                    report.tornTails.append(torn)
+                }
             }
             report.logBytes += reader.endOfRecords
             expected = capped ? cap! : reader.nextLSN
             report.logsRead.append(ReplayedLog(path: log.path, firstLSN: first, lastLSN: expected - 1))
+            end = (log.path, reader.endOfRecords)
         }
         report.lastLSN = expected - 1
+        if closedLSN > report.lastLSN, !report.dropped.contains(where: { $0.range.lostLSNs.upperBound > closedLSN }) {
+            let place = end ?? (logs.last?.path ?? directory.path, 0)
+            let missing = TornTail(file: place.file, offset: place.offset, bytesDropped: 0, reason: .endsBeforeCleanClose)
+            try lostAfterCleanClose(missing, firstLost: expected, isLastLog: true, into: &report)
+        }
+        report.provenLSN = max(report.provenLSN, min(closedLSN, report.lastLSN))
+    }
+
+    /// Damage where a clean close proves records were durable, shaped like a
+    /// torn tail: `.strict` stops; `.salvage` reports the LSNs lost. Where a
+    /// later log follows, its start reports the gap instead (``openReader``).
+    private func lostAfterCleanClose(_ damage: TornTail, firstLost: UInt64, isLastLog: Bool, into report: inout RecoveryReport) throws {
+        let closedLSN = cleanClose?.lastLSN ?? 0
+        guard policy == .salvage else {
+            throw RecoveryError.lostAfterCleanClose(
+                file: damage.file, offset: damage.offset, firstLostLSN: firstLost, closedLSN: closedLSN,
+                reason: damage.reason ?? .endsBeforeCleanClose)
+        }
+        guard isLastLog else { return }
+        report.dropped.append(DroppedLogRange(file: damage.file, range: DroppedRange(
+            offset: damage.offset, length: damage.bytesDropped, lostLSNs: firstLost..<(closedLSN + 1),
+            reason: damage.reason ?? .endsBeforeCleanClose, proof: .cleanClose)))
     }
 
     /// A reader positioned at the first record of `log`, or nil when the file
     /// holds nothing that continues the chain (reported as cut while new or orphaned).
     private func openReader(
-        _ file: any StoredFile, _ log: (generation: UInt64, path: String), expected: UInt64, report: inout RecoveryReport
+        _ file: any StoredFile, _ log: (generation: UInt64, path: String), expected: UInt64, durableThrough: UInt64,
+        report: inout RecoveryReport
     ) throws -> LogReader? {
+        // A clean close through `expected` proves the LSNs this log should start with were durable.
+        let closeProves = expected <= durableThrough
         let reader: LogReader
         do {
             reader = try LogReader(file: file, path: log.path, policy: policy, windowSize: windowSize)
@@ -110,7 +154,7 @@ public struct LogChain {
             // header with no record vouching for it is a log cut while new.
             let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
             let salvaged = try LogReader(file: file, path: log.path, policy: policy, assumedHeader: assumed, windowSize: windowSize)
-            guard try Self.unwrappingReads({ () throws(LogError) in try salvaged.vouches(for: expected) }) else {
+            guard try closeProves || Self.unwrappingReads({ () throws(LogError) in try salvaged.vouches(for: expected) }) else {
                 // Counted in the file as it is, without the assumed header.
                 let nonZero = try LogReader.nonZeroByteCount(file: file, path: log.path, windowSize: windowSize)
                 report.tornTails.append(TornTail(file: log.path, offset: 0, bytesDropped: Int64(nonZero), reason: nil))
@@ -124,7 +168,8 @@ public struct LogChain {
         if first == expected { return reader }
         // A gap: the log was started after a torn point that the chain no
         // longer reaches. Only proof makes that corruption.
-        guard try Self.unwrappingReads({ () throws(LogError) in try reader.vouches(for: expected) }) else {
+        let vouched = try Self.unwrappingReads { () throws(LogError) in try reader.vouches(for: expected) }
+        guard vouched || closeProves else {
             report.orphanedLogs.append(log.path)
             return nil
         }
@@ -132,7 +177,7 @@ public struct LogChain {
             throw RecoveryError.missingRecords(file: log.path, expectedLSN: expected, firstLSN: first)
         }
         report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
-            offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence)))
+            offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence, proof: vouched ? .laterRecord : .cleanClose)))
         return reader
     }
 

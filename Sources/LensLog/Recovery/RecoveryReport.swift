@@ -86,8 +86,13 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// do not start at LSN 1.
     case noUsableSnapshot(directory: String, damaged: [DamagedFile])
     /// A log that should continue the chain starts too early or too late, and
-    /// a later record proves the missing LSNs were durable.
+    /// a later record (or a clean close) proves the missing LSNs were durable.
     case missingRecords(file: String, expectedLSN: UInt64, firstLSN: UInt64)
+    /// The store was closed cleanly through `closedLSN`, so every record up
+    /// to it was durable, yet the logs end (or are damaged) at `offset` of
+    /// `file`, before `firstLostLSN`: a file was cut, damaged or removed
+    /// after the close. Not a crash's torn tail, which a clean close rules out.
+    case lostAfterCleanClose(file: String, offset: Int64, firstLostLSN: UInt64, closedLSN: UInt64, reason: DamageReason)
 
     public var description: String {
         switch self {
@@ -95,6 +100,26 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not cover the gap; run `logtool repair \(directory)`"
         case let .missingRecords(file, expected, first):
             "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; open with .salvage or run `logtool repair`"
+        case let .lostAfterCleanClose(file, offset, first, closed, reason):
+            "\(file) at offset \(offset): the log ends (\(reason.rawValue)) before LSN \(first), but the store was closed cleanly through LSN \(closed), so LSNs \(first)…\(closed) were durable and are missing: a file was cut, damaged or removed after the close. Restore the store from a backup, or keep LSN 1…\(first - 1) with `logtool repair` or .salvage"
         }
+    }
+}
+
+extension StoreDirectory {
+    /// The logs a writable open removes after recovering `report`: those
+    /// the snapshot covers, those a later log supersedes, and those that
+    /// hold only records that were never durable (orphaned, cut while new).
+    /// None holds a record the recovered state needs. The log of the
+    /// snapshot in effect stays whatever it holds: its presence tells open
+    /// that this snapshot is the current one (``LogChain``).
+    public func logsRemovedByOpen(after report: RecoveryReport) -> [String] {
+        let unneeded = report.obsoleteLogs + report.supersededLogs + report.orphanedLogs + report.logsCutWhileNew
+        return unneeded.filter { $0 != logOfSnapshot(in: report) }
+    }
+
+    /// The log whose presence marks the snapshot `report` starts from as current.
+    public func logOfSnapshot(in report: RecoveryReport) -> String? {
+        report.snapshot.map { logPath(generation: $0.generation) }
     }
 }

@@ -38,7 +38,7 @@ import Testing
             defer { store.close() }
             let error = #expect(throws: StoreError.self) { try Store(at: path, options: options) }
             #expect(error.map { "\($0)" }
-                == "\(path) is locked by process \(getpid()), which has the store open; close it there, then open it again")
+                == "\(path) is already open in this process: another Store of it holds the lock; use that Store, or close it, then open the store again")
         }
     }
 
