@@ -3,11 +3,19 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A put would give two entities the same key in a `.unique` index; the
     /// transaction changes nothing.
     case uniqueViolation(index: String, value: String)
-    /// Stored values no longer decode as the type (a field added without a
-    /// default, a type changed): the table did not open. `id`, `codingPath`
-    /// and `reason` describe the first; `count` how many there are. Nothing
-    /// on disk changed.
-    case undecodable(table: String, id: String, codingPath: String, reason: String, count: Int)
+    /// Stored values no longer decode as the type (a non-optional field
+    /// added, a type changed): the table did not open. `id`, `codingPath`
+    /// and `reason` describe the first; `missingField` names the field it
+    /// lacks when that is why (a key the stored value never had), nil
+    /// otherwise; `count` says how many there are. Nothing on disk changed.
+    ///
+    /// The description says what works: for a missing field, make it
+    /// optional, declare it ``Defaulted``, or decode it with
+    /// `decodeIfPresent(_:forKey:) ?? default` in a hand-written
+    /// `init(from:)` (a default value in the declaration alone does nothing:
+    /// synthesized `Codable` ignores it); for anything, open the table with
+    /// ``UndecodablePolicy/quarantine`` and repair the entries.
+    case undecodable(table: String, id: String, codingPath: String, missingField: String?, reason: String, count: Int)
     /// The table is already open with another entity type in this store.
     case typeMismatch(table: String, openedAs: String, requested: String)
     /// The table was written with another encoding (for example through the
@@ -24,8 +32,9 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .uniqueViolation(index, value):
             "another entity already has \(value) in unique index \(index); nothing was written"
-        case let .undecodable(table, id, codingPath, reason, count):
-            "table \(table): \(count) stored value(s) no longer decode as the type; the first is \(id) at \(codingPath.isEmpty ? "the top level" : codingPath): \(reason). Give the new field a default (or make it optional), or open the table with onUndecodable: .quarantine"
+        case let .undecodable(table, id, codingPath, missingField, reason, count):
+            "table \(table): \(count) stored value(s) no longer decode as the type; the first is \(id) at \(codingPath.isEmpty ? "the top level" : codingPath): \(reason). "
+                + Self.advice(missingField: missingField)
         case let .typeMismatch(table, openedAs, requested):
             "table \(table) is open as \(openedAs) in this store, not as \(requested); use one entity type per table"
         case let .encodingMismatch(table, stored, expected):
@@ -38,11 +47,20 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
             "table \(table): the stored value of \(id) is quarantined; remove it first, then put the new one"
         }
     }
+
+    /// What makes undecodable values open, for a missing field and otherwise.
+    private static func advice(missingField field: String?) -> String {
+        let repair = "open the table with onUndecodable: .quarantine, read each entry of its quarantined list as a Document, and replace it"
+        guard let field else { return "Decode the stored form in a hand-written init(from:), or \(repair)" }
+        return "A default value in the declaration (var \(field) = …) does not help, since synthesized Codable ignores it; "
+            + "make \(field) optional, declare it @Defaulted<Provider>, or decode it in a hand-written init(from:) "
+            + "with decodeIfPresent(_:forKey: .\(field)) ?? default; or \(repair)"
+    }
 }
 
 /// What opening a table does with stored values that no longer decode as its type.
 public enum UndecodablePolicy: Sendable, Equatable {
-    /// Throw ``TableError/undecodable(table:id:codingPath:reason:count:)``; nothing opens.
+    /// Throw ``TableError/undecodable(table:id:codingPath:missingField:reason:count:)``; nothing opens.
     case fail
     /// Open without them: each keeps its bytes, untouched and durable, and
     /// is listed in ``Table/quarantined`` until removed.
