@@ -14,7 +14,8 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// `decodeIfPresent(_:forKey:) ?? default` in a hand-written
     /// `init(from:)` (a default value in the declaration alone does nothing:
     /// synthesized `Codable` ignores it); for anything, open the table with
-    /// ``UndecodablePolicy/quarantine`` and repair the entries.
+    /// ``UndecodablePolicy/quarantine`` and repair the entries
+    /// (``Quarantined/document()``).
     case undecodable(table: String, id: String, codingPath: String, missingField: String?, reason: String, count: Int)
     /// The table is already open with another entity type in this store.
     case typeMismatch(table: String, openedAs: String, requested: String)
@@ -25,7 +26,9 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     case indexMismatch(table: String, opened: [String], requested: [String])
     /// A `String` identifier that is not in Unicode NFC.
     case identifierNotNormalized(table: String, id: String)
-    /// A put of an identifier whose stored value is quarantined.
+    /// A put of an identifier whose stored value is quarantined: the put
+    /// would overwrite bytes that did not decode. Remove the entry and put
+    /// the new value in one transaction to replace it.
     case quarantined(table: String, id: String)
 
     public var description: String {
@@ -44,7 +47,7 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .identifierNotNormalized(table, id):
             "table \(table): the identifier \(id) is not in Unicode NFC; normalize it with precomposedStringWithCanonicalMapping"
         case let .quarantined(table, id):
-            "table \(table): the stored value of \(id) is quarantined; remove it first, then put the new one"
+            "table \(table): the stored value of \(id) is quarantined, and a put would overwrite it; to replace it, remove it and put the new value in one transaction (tx[table].remove(id), then tx[table].put(value))"
         }
     }
 
@@ -67,7 +70,28 @@ public enum UndecodablePolicy: Sendable, Equatable {
     case quarantine
 }
 
-/// A stored value that did not decode, kept as it was.
+/// A stored value that did not decode, kept as it was: an entry of
+/// ``Table/quarantined`` (or of a transaction's
+/// ``TableTransaction/quarantined``).
+///
+/// To repair one, read it as a ``Document`` (``document()``), build the
+/// entity from it, and replace the entry in one transaction:
+///
+/// ```swift
+/// try store.write { tx in
+///     for entry in tx[notes].quarantined {
+///         guard let id = entry.id else { continue }
+///         var document = try entry.document()
+///         document["priority"] = 0
+///         let note = try DocumentDecoder().decode(Note.self, from: document)
+///         try tx[notes].remove(id)     // the quarantined bytes go…
+///         try tx[notes].put(note)      // …and the entity takes their place
+///     }
+/// }
+/// ```
+///
+/// A value: it keeps the bytes it was read with, whatever happens to the
+/// table afterwards.
 public struct Quarantined<ID: Sendable>: Sendable {
     /// The identifier, when the key bytes decode as one.
     public let id: ID?
@@ -75,4 +99,16 @@ public struct Quarantined<ID: Sendable>: Sendable {
     public let key: [UInt8]
     /// Why the value did not decode, with its coding path.
     public let reason: String
+    /// The value as stored, in LensDB's value format (<doc:ValueFormatSpecification>).
+    public let bytes: [UInt8]
+
+    /// The stored value as a self-describing document: every field it was
+    /// written with, by name, whatever the table's type is now. `logtool
+    /// dump` shows the same document as JSON.
+    /// - Throws: `DecodingError` when the bytes are not in the value format
+    ///   at all: an entry that is damaged, not one whose type changed.
+    /// - Complexity: O(n) in the size of the value.
+    public func document() throws -> Document {
+        try Document(decodingBinary: bytes)
+    }
 }
