@@ -26,7 +26,7 @@ public enum LensError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .missingParent(path):
             "\(path) has no value, so nothing can be written below it, and nothing was written; set it first, or give its lens a default, which a write below it stores"
         case let .undecodable(path, reason):
-            "\(path) does not decode as the root's type: \(reason); the stored document is untouched. Give the new field a default or make it optional, or read the root as a Document (store.root(named:)) to repair it"
+            "\(path) does not decode as the root's type: \(reason); the stored document is untouched. Make a new field optional, declare it @Defaulted<Provider>, or decode it in a hand-written init(from:) with decodeIfPresent(_:forKey:) ?? default (a default value in the declaration alone does nothing: synthesized Codable ignores it); or read the root as a Document (store.root(named:)) to repair it"
         case let .notRemovable(path):
             "\(path) is not optional, so it cannot be removed, and nothing changed; set another value instead"
         case let .notAnObject(path):

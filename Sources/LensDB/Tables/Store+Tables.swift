@@ -21,7 +21,7 @@ extension Store {
     /// ```
     ///
     /// Thread-safety: any thread; serialized with writers while it decodes.
-    /// - Throws: ``TableError/undecodable(table:id:codingPath:reason:count:)``
+    /// - Throws: ``TableError/undecodable(table:id:codingPath:missingField:reason:count:)``
     ///   when stored values no longer decode as `T` (unless `onUndecodable`
     ///   is ``UndecodablePolicy/quarantine``); ``TableError/typeMismatch(table:openedAs:requested:)``,
     ///   ``TableError/indexMismatch(table:opened:requested:)``,
@@ -103,6 +103,7 @@ struct TableLoader<T: Entity> {
             let id = Table<T>.identifier(fromKeyBytes: first.key, storage.schema).map { "\($0)" }
                 ?? RenderedValue(key: first.key, encoding: storage.schema.keyEncoding).text
             throw TableError.undecodable(table: name, id: id, codingPath: Self.codingPath(first.error),
+                                         missingField: DecodingFailure.missingField(first.error),
                                          reason: Self.reason(first.error), count: failures.count)
         }
         let order = sortedPermutation(rows.map(\.key))

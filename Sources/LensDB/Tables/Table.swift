@@ -59,12 +59,18 @@ public final class Table<T: Entity>: Sendable {
     }
 
     /// The stored values that did not decode when the table was opened with
-    /// ``UndecodablePolicy/quarantine``, with why; each stays, bytes untouched,
-    /// until ``remove(_:)-(T.ID)`` removes it.
+    /// ``UndecodablePolicy/quarantine``, with why, in key order; each stays,
+    /// bytes untouched, until ``remove(_:)-(T.ID)`` removes it. Read one
+    /// with ``Quarantined/document()`` to repair it.
+    /// - Complexity: O(q log q) for q quarantined entries.
     public var quarantined: [Quarantined<T.ID>] {
-        let storage = storage(in: store.current)
-        return storage.quarantine.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
-            Quarantined(id: Self.identifier(fromKeyBytes: $0.key, storage.schema), key: $0.key, reason: $0.value.reason)
+        Self.quarantined(in: storage(in: store.current))
+    }
+
+    /// The quarantined entries of `storage`, in key order.
+    static func quarantined(in storage: TableStorage) -> [Quarantined<T.ID>] {
+        storage.quarantine.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map {
+            Quarantined(id: identifier(fromKeyBytes: $0.key, storage.schema), key: $0.key, reason: $0.value.reason, bytes: $0.value.bytes)
         }
     }
 

@@ -25,11 +25,20 @@ public struct TableTransaction<T: Entity> {
     /// Every entity, in identifier order.
     public func all() -> [T] { snapshot.all() }
 
+    /// The table's quarantined entries as the transaction has them, in key
+    /// order: ``Table/quarantined`` less the ones this transaction removed.
+    /// Replacing one is a remove of its identifier followed by a put, both
+    /// here; the commit then holds the new entity and not the old bytes, or
+    /// (when the block throws) neither change.
+    /// - Complexity: O(q log q) for q quarantined entries.
+    public var quarantined: [Quarantined<T.ID>] { Table<T>.quarantined(in: storage) }
+
     /// A query over the transaction's version, its own writes included.
     public var query: Query<T> { Query(table: table, source: .state(transaction.state)) }
 
     /// Inserts or replaces `entity`. A value whose encoding equals the stored
-    /// one changes nothing.
+    /// one changes nothing. A quarantined entry is not replaced by a put:
+    /// remove it first, in this transaction (see ``quarantined``).
     /// - Throws: ``TableError/uniqueViolation(index:value:)``,
     ///   ``TableError/quarantined(table:id:)``,
     ///   ``TableError/identifierNotNormalized(table:id:)``, or an

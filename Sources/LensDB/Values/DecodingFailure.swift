@@ -17,6 +17,13 @@ enum DecodingFailure {
         return path.hasPrefix(".") ? String(path.dropFirst()) : path
     }
 
+    /// The name of the field the value lacks, when a missing key is why it
+    /// did not decode: the field a newer version of its type added.
+    static func missingField(_ error: any Error) -> String? {
+        guard case let .keyNotFound(key, _)? = error as? DecodingError else { return nil }
+        return key.stringValue
+    }
+
     /// Why the value did not decode, in words.
     static func reason(_ error: any Error) -> String {
         guard let error = error as? DecodingError else { return "\(error)" }
