@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import LensDB
 import LensTestSupport
@@ -11,7 +12,12 @@ func logtool(_ arguments: String...) throws -> (status: Int32, out: String, err:
 }
 
 /// Runs the built `logtool` with `environment` added to this process's.
-func logtool(_ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, out: String, err: String) {
+/// With a `timeout`, a run still going then is killed (exit status 9 from
+/// the signal, and "timed out" on stderr), so a hang fails the test instead
+/// of stopping the suite.
+func logtool(
+    _ arguments: [String], environment: [String: String] = [:], timeout: Duration? = nil
+) throws -> (status: Int32, out: String, err: String) {
     let process = Process()
     process.executableURL = logtoolBinary
     process.arguments = arguments
@@ -20,6 +26,15 @@ func logtool(_ arguments: [String], environment: [String: String] = [:]) throws 
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    if let timeout {
+        let seconds = Double(timeout.components.seconds)
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            if process.isRunning {
+                FileHandle.standardError.write(Data("logtool \(arguments.joined(separator: " ")) timed out\n".utf8))
+                kill(process.processIdentifier, SIGKILL)
+            }
+        }
+    }
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()

@@ -21,14 +21,14 @@ public struct StoreOptions: Sendable {
     /// open, and traps on a violation. For tests and debugging: slow.
     public var checksInvariants = false
     /// Who may read and write a store this open creates: its directory's
-    /// mode, from which its files take theirs (``FilePermissions``).
-    /// Default ``FilePermissions/ownerOnly`` (0700, files 0600), as
+    /// mode, from which its files take theirs (`FilePermissions`).
+    /// Default `FilePermissions/ownerOnly` (0700, files 0600), as
     /// PostgreSQL and etcd keep their data: a store often holds
     /// credentials. An existing store keeps the mode its directory has.
     public var permissions: FilePermissions = .ownerOnly
     /// Whether an open may create a store in a directory that already
     /// holds other files (left alone: LensDB only ever touches the names it
-    /// writes, listed in ``StoreDirectory``). Default false: such a
+    /// writes, listed in `StoreDirectory`). Default false: such a
     /// directory is refused with ``StoreError/notAStore(path:foreignEntries:)``,
     /// so a mistyped path never turns someone's folder into a store.
     public var adoptsNonEmptyDirectory = false

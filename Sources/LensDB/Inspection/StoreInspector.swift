@@ -23,7 +23,7 @@ public struct StoreInspector: Sendable {
     }
 
     /// Lists the store's files, or says why `path` is not a store: the
-    /// judgement a `Store` open makes (``StoreDirectory/Identity``).
+    /// judgement a `Store` open makes (`StoreDirectory/Identity`).
     /// - Throws: ``InspectionError/notAStore(path:reason:)``.
     func listing() throws -> StoreDirectory.Listing {
         guard fileSystem.fileExists(at: path) else { throw InspectionError.notAStore(path: path, reason: "it does not exist") }
