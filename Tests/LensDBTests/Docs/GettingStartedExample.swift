@@ -9,7 +9,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("getting-started-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("notes.lensdb").path
-        // article:begin
+        // article:begin GettingStarted.md
         struct Note: Codable, Equatable {
             var title: String
             var body: String
@@ -40,5 +40,26 @@ import Testing
         let second = try #require(reopened.current.value(in: "notes", key: try encoder.encode(2)))
         #expect(try decoder.decode(Note.self, from: second.bytes()) == Note(title: "Later", body: "Second note"))
         #expect(reopened.current.count(in: "notes") == 2)
+    }
+
+    @Test func aBufferedStoreWithADurableWrite() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("getting-started-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("notes.lensdb").path
+        struct Note: Codable, Equatable {
+            var title: String
+            var body: String
+        }
+        let encoder = ValueEncoder()
+        // article:begin GettingStarted.md
+        var options = StoreOptions(durability: .buffered)
+        options.compactionLogRatio = 2           // compact once the logs are twice the snapshot (the default)
+        let store = try Store(at: path, options: options)
+        try store.write(durability: .full) {     // this one survives a power cut
+            $0.put(try encoder.encode(Note(title: "Kept", body: "Synced")), for: try encoder.encode(3), in: "notes")
+        }
+        // article:end
+        #expect(store.current.count(in: "notes") == 1)
+        store.close()
     }
 }
