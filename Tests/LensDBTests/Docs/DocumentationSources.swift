@@ -11,8 +11,10 @@ import Foundation
 ///     // article:end
 ///
 /// Regions are found, not listed: every `.swift` file under
-/// `Tests/LensDBTests/Docs`, which this test target compiles and runs. A
-/// file may hold several regions, for one article or for several.
+/// `Tests/LensDBTests/Docs` (compiled and run by this test target) and every
+/// `Package.swift` under `Tests/Fixtures/packages` (manifests a user pastes
+/// from, evaluated by `ManifestExampleTests`). A file may hold several
+/// regions, for one article or for several.
 enum DocumentationSources {
     /// The repository's root directory.
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -25,6 +27,7 @@ enum DocumentationSources {
     /// Where regions are looked for, and which files there.
     static let regionSources: [(directory: String, fileName: @Sendable (String) -> Bool)] = [
         ("Tests/LensDBTests/Docs", { $0.hasSuffix(".swift") }),
+        ("Tests/Fixtures/packages", { $0 == "Package.swift" }),
     ]
 
     /// The languages a code block may be tagged with. Only `swift` blocks are
