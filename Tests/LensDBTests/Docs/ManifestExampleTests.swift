@@ -2,9 +2,9 @@ import Foundation
 import LensTestSupport
 import Testing
 
-/// The manifest lines the README gives a user to paste are Swift that no
-/// test target can compile: they belong in a `Package.swift`. So they are
-/// quoted from whole manifests under
+/// The manifest lines the README and "Getting started" give a user to paste
+/// are Swift that no test target can compile: they belong in a
+/// `Package.swift`. So they are quoted from whole manifests under
 /// `Tests/Fixtures/packages`, and each is evaluated here the way SwiftPM
 /// evaluates a user's: `swift package dump-package`, which compiles and runs
 /// the manifest and checks that every `.product(name:package:)` names one of
