@@ -6,7 +6,7 @@ import LensLog
 import Testing
 
 @Suite struct CrashHandlingExample {
-    // article:begin
+    // article:begin DurabilityAndRecovery.md
     struct Draft: Codable, Equatable {
         var text: String
     }

@@ -10,7 +10,7 @@ import Testing
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("app.lensdb").path
         struct NoPasscode: Error {}
-        // article:begin
+        // article:begin RootLens.md
         struct Protection: Codable, Sendable {
             var enabled = false
             var passcode: String?

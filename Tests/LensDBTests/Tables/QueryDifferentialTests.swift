@@ -17,10 +17,10 @@ import Testing
         var text: String
     }
 
-    static func randomCase(_ random: inout SeededGenerator, sample: [Person]) -> Case {
-        var (filter, keep, text) = randomFilter(&random, depth: 0)
+    static func randomCase(_ random: inout SeededGenerator, sample: [Person], shapes: inout [String: Int]) -> Case {
+        var (filter, keep, text) = randomFilter(&random, depth: 0, shapes: &shapes)
         if Bool.random(using: &random) {
-            let (second, secondKeep, secondText) = randomFilter(&random, depth: 0)
+            let (second, secondKeep, secondText) = randomFilter(&random, depth: 0, shapes: &shapes)
             let firstKeep = keep
             filter = filter && second
             keep = { firstKeep($0) && secondKeep($0) }
@@ -81,16 +81,20 @@ import Testing
                     text: text + " offset \(offset) limit \(limit.map(String.init) ?? "none")")
     }
 
-    static func randomFilter(_ random: inout SeededGenerator, depth: Int) -> (Filter<Person>, (Person) -> Bool, String) {
+    /// Filters nest `&&`, `||` and `!` at depths 0 ..< this; below, only leaves.
+    static let compoundDepths = 3
+
+    /// A random filter, the same condition as a closure, and its text.
+    /// `shapes` counts the compound nodes made, by operator and depth.
+    static func randomFilter(
+        _ random: inout SeededGenerator, depth: Int, shapes: inout [String: Int]
+    ) -> (Filter<Person>, (Person) -> Bool, String) {
         let city = Person.cities.randomElement(using: &random)!
         let age = Int.random(in: 5...75, using: &random)
         let score = Double(Int.random(in: 0...40, using: &random)) / 4
         let id = Int64.random(in: 1...400, using: &random)
-        switch Int.random(in: 0..<(depth < 2 ? 16 : 13), using: &random) {
-        case 14: return (\.id == id, { $0.id == id }, "id == \(id)")
-        case 15:
-            let ids = (0..<3).map { _ in Int64.random(in: 1...400, using: &random) }
-            return (.in(\.id, ids), { ids.contains($0.id) }, "id in \(ids)")
+        // 0...12 are leaves; 13...15 (`||`, `!`, `&&`) only where nesting may go on.
+        switch Int.random(in: 0..<(depth < compoundDepths ? 16 : 13), using: &random) {
         case 0: return (\.city == city, { $0.city == city }, "city == \(city)")
         case 1:
             let cities = Array(Person.cities.shuffled(using: &random).prefix(Int.random(in: 0...3, using: &random)))
@@ -104,18 +108,23 @@ import Testing
         case 8: return (\.nickname >= "bo", { $0.nickname.map { $0 >= "bo" } ?? false }, "nickname >= bo")
         case 9: return (\.name ~= /^[AB]/, { $0.name.hasPrefix("A") || $0.name.hasPrefix("B") }, "name ~= ^[AB]")
         case 10: return (.where { $0.age % 3 == 0 }, { $0.age % 3 == 0 }, "where age % 3 == 0")
-        case 11, 12 where depth >= 2:
-            return (\.id == id, { $0.id == id }, "id == \(id)")
-        case 11:
-            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
-            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1)
-            return (a || b, { keepA($0) || keepB($0) }, "(\(textA) || \(textB))")
+        case 11: return (\.id == id, { $0.id == id }, "id == \(id)")
         case 12:
-            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
+            let ids = (0..<3).map { _ in Int64.random(in: 1...400, using: &random) }
+            return (.in(\.id, ids), { ids.contains($0.id) }, "id in \(ids)")
+        case 13:
+            shapes["|| at depth \(depth)", default: 0] += 1
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1, shapes: &shapes)
+            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1, shapes: &shapes)
+            return (a || b, { keepA($0) || keepB($0) }, "(\(textA) || \(textB))")
+        case 14:
+            shapes["! at depth \(depth)", default: 0] += 1
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1, shapes: &shapes)
             return (!a, { !keepA($0) }, "!(\(textA))")
         default:
-            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1)
-            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1)
+            shapes["&& at depth \(depth)", default: 0] += 1
+            let (a, keepA, textA) = randomFilter(&random, depth: depth + 1, shapes: &shapes)
+            let (b, keepB, textB) = randomFilter(&random, depth: depth + 1, shapes: &shapes)
             return (a && b, { keepA($0) && keepB($0) }, "(\(textA) && \(textB))")
         }
     }
@@ -134,6 +143,7 @@ import Testing
         var held: [(StoreState, [Person])] = []
         var checked = 0
         var plans: [String: Int] = [:]
+        var shapes: [String: Int] = [:]
         for round in 0..<12 {
             try store.write { tx in
                 for _ in 0..<Int.random(in: 20...60, using: &random) {
@@ -152,7 +162,7 @@ import Testing
             #expect(people.all() == everyone)
             if round % 4 == 1 { held.append((store.current, everyone)) }
             for _ in 0..<60 {
-                let testCase = Self.randomCase(&random, sample: everyone)
+                let testCase = Self.randomCase(&random, sample: everyone, shapes: &shapes)
                 let answer = try testCase.query(people.query).all()
                 checked += 1
                 let plan = testCase.query(people.query).explain()
@@ -165,15 +175,22 @@ import Testing
         }
         for (version, everyone) in held {
             for _ in 0..<60 {
-                let testCase = Self.randomCase(&random, sample: everyone)
+                let testCase = Self.randomCase(&random, sample: everyone, shapes: &shapes)
                 let answer = try testCase.query(Query(table: people, source: .state(version))).all()
                 #expect(answer == expected(testCase, over: everyone), "held version: \(testCase.text)")
                 checked += 1
             }
         }
-        print("queryDifferential: \(checked) queries checked, plans \(plans)")
+        print("queryDifferential: \(checked) queries checked, plans \(plans), filter shapes \(shapes.sorted { $0.key < $1.key })")
         for kind in ["scan", "use index", "intersect", "walking", "primary key"] {
             #expect(plans[kind, default: 0] > 0, "no query was planned with \(kind)")
+        }
+        // Each operator at the top and nested in another: a generator that
+        // stops making one (as a `case` pattern once hid `||`) fails here.
+        for shape in ["&&", "||", "!"] {
+            for depth in 0..<2 {
+                #expect(shapes["\(shape) at depth \(depth)", default: 0] > 0, "the filter generator made no \(shape) at depth \(depth)")
+            }
         }
     }
 }
