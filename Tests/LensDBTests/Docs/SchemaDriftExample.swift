@@ -10,7 +10,7 @@ import Testing
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("schema-drift-\(UUID())")
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("app.lensdb").path
-        // article:begin
+        // article:begin TablesAndQueries.md
         // Release 1 stores contacts with a name and an email.
         struct ContactV1: Entity {
             var id: Int64
