@@ -119,6 +119,38 @@ import Testing
         }
     }
 
+    /// verify judges the lock and the markers as open does: a FIFO at the
+    /// lock or a link to nothing at the identity marker fails an open, so
+    /// they are problems; a FIFO at a log the snapshot covers is not, since
+    /// open never reads that log and removes it.
+    @Test func verifyFindsWhatWouldFailAnOpenAndOnlyThat() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let plain = try stores.healthy("plain")
+        try FileManager.default.removeItem(atPath: "\(plain)/LOCK")
+        #expect(mkfifo("\(plain)/LOCK", 0o600) == 0)
+        let locked = try logtool(["verify", plain], timeout: .seconds(20))
+        #expect(locked.status == 1)
+        #expect(locked.out.contains("\(plain)/LOCK: an open would fail"), "\(locked.out)")
+
+        let dangling = try stores.healthy("dangling")
+        try FileManager.default.removeItem(atPath: "\(dangling)/LENSDB")
+        try FileManager.default.createSymbolicLink(atPath: "\(dangling)/LENSDB", withDestinationPath: "/nonexistent/lensdb")
+        let linked = try logtool(["verify", dangling], timeout: .seconds(20))
+        #expect(linked.status == 1)
+        #expect(linked.out.contains("\(dangling)/LENSDB: a link to nothing"), "\(linked.out)")
+
+        let compacted = try stores.healthy("compacted", compacted: true)
+        let obsolete = StoreDirectory(path: compacted, fileSystem: POSIXFileSystem()).logPath(generation: 1)
+        try? FileManager.default.removeItem(atPath: obsolete)
+        #expect(mkfifo(obsolete, 0o600) == 0)
+        let verify = try logtool(["verify", compacted], timeout: .seconds(20))
+        #expect(verify.status == 0, "\(verify.out)")
+        let store = try Store(at: compacted)
+        store.close()
+        #expect(!FileManager.default.fileExists(atPath: obsolete), "open removed it, as verify said")
+    }
+
     @Test func aSecondHolderInTheSameProcessIsNamedAsThisProcess() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }

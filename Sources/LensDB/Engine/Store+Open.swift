@@ -50,14 +50,20 @@ extension Store {
             let mayRelog = !options.readOnly
             var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
             let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly, cleanClose: cleanClose)
+            // Set once salvage skipped records: what follows a skip is kept
+            // for logging again even below the close's LSN, since only the
+            // marker, removed below, proved it (`LogChain`'s provenLSN).
+            var pastSkip = false
             let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
                 unproven = []
+                pastSkip = false
                 reading.read(snapshot: snapshot.path)
             }, apply: { record, file in
+                if record.lsn != state.lsn + 1 { pastSkip = true }
                 try replay(record, from: file, into: &state)
                 reading.read(record, in: file)
-                guard mayRelog, record.lsn > closedLSN else { return }
+                guard mayRelog, record.lsn > closedLSN || pastSkip else { return }
                 // Unproven records are in LSN order, so a record proves a prefix of them.
                 if let first = unproven.first, first.lsn <= record.syncedLSN {
                     unproven.removeSubrange(..<(unproven.firstIndex { $0.lsn > record.syncedLSN } ?? unproven.endIndex))
@@ -141,11 +147,11 @@ extension Store {
     /// an existing one must be a store, or empty, or adopted by
     /// ``StoreOptions/adoptsNonEmptyDirectory``. A read-only open creates nothing.
     /// - Throws: ``StoreError/notAStore(path:foreignEntries:)``,
-    ///   ``StoreError/notADirectory(path:)``, `StorageError`.
+    ///   ``StoreError/notADirectory(path:)``, ``StoreError/noStore(path:)``, `StorageError`.
     private static func prepareStoreDirectory(_ directory: StoreDirectory, options: StoreOptions) throws {
         let fileSystem = directory.fileSystem
         guard fileSystem.fileExists(at: directory.path) else {
-            if options.readOnly { throw StorageError(.notFound, .list, path: directory.path) }
+            if options.readOnly { throw StoreError.noStore(path: directory.path) }
             return try createStoreDirectory(directory.path, permissions: options.permissions, fileSystem: fileSystem)
         }
         let listing: StoreDirectory.Listing
@@ -175,11 +181,8 @@ extension Store {
             missing.append(parent)
         }
         for directory in missing.reversed() {
-            if directory == path {
-                try fileSystem.createDirectory(at: directory, permissions: permissions)
-            } else {
-                try fileSystem.createDirectory(at: directory, permissions: .everyoneReadable)
-            }
+            // Ancestors are not the store's: they get the process's default mode.
+            try fileSystem.createDirectory(at: directory, permissions: directory == path ? permissions : nil)
             try fileSystem.syncDirectory(at: parentDirectory(of: directory))
         }
     }

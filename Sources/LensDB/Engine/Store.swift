@@ -98,6 +98,7 @@ public final class Store: Sendable {
     /// Opens as ``init(at:options:)`` does, reporting how much of the files
     /// recovery has read (`logtool compact`).
     convenience init(at path: String, options: StoreOptions, progress: ProgressHandler?) throws {
+        let path = StoreDirectory.normalized(path)
         let opened = try Store.open(at: path, options: options, progress: progress)
         self.init(path: path, options: options, opened: opened)
     }

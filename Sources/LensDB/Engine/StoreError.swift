@@ -26,6 +26,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case notAStore(path: String, foreignEntries: [String])
     /// `path` exists and is not a directory. Nothing changed.
     case notADirectory(path: String)
+    /// A read-only open of a path where there is nothing: it creates no store.
+    case noStore(path: String)
     /// The store was opened read-only.
     case readOnly(path: String)
     /// A write or sync failed earlier; the store is read-only until reopened
@@ -48,6 +50,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is locked by \(holder.map { "process \($0)" } ?? "another process"), which has the store open; close it there, then open it again"
         case let .notAStore(path, entries):
             "\(path) is not a LensDB store: it holds \(Self.listing(entries)) and no store's files, so it was left as it is; open a new or empty directory, or set StoreOptions.adoptsNonEmptyDirectory to create a store beside those files"
+        case let .noStore(path):
+            "\(path) does not exist; a read-only open reads an existing store and creates none (open without StoreOptions.readOnly to create it)"
         case let .notADirectory(path):
             "\(path) is not a directory, so it cannot be a store; choose a path that is a directory or does not exist yet"
         case let .readOnly(path):

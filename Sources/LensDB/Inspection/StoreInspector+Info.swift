@@ -127,7 +127,15 @@ extension StoreInspector {
     }
 
     private func logInfo(_ file: String) throws -> InfoReport.FileInfo {
-        let handle = try fileSystem.openFile(at: file, mode: .readOnly)
+        let handle: any StoredFile
+        do {
+            handle = try fileSystem.openFile(at: file, mode: .readOnly)
+        } catch let error as StorageError where error.code == .notRegularFile {
+            // Whether open fails on it is the recovery lines' to say: it never opens a log the snapshot covers.
+            var info = FileInfo(role: .log, name: file)
+            info.problem = "\(error)"
+            return info
+        }
         defer { handle.close() }
         var info = FileInfo(role: .log, name: file, size: try handle.size())
         do {

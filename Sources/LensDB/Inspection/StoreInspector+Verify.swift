@@ -73,7 +73,8 @@ extension StoreInspector {
         }
         defer { for handle in handles.values { handle.close() } }
         var report = VerifyReport()
-        report.notes += listing.temporaries.map { "\($0): an unfinished snapshot; open removes it" }
+        report.notes += listing.temporaries.map { "\($0): an unfinished snapshot or log; open removes it" }
+        report.problems += markerProblems()
         report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
         let chain = verifyChain(into: &report)
         let total = handler == nil ? 0 : (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path, in: fileSystem) }
@@ -88,6 +89,8 @@ extension StoreInspector {
         for log in listing.logs {
             if log.generation < chain.generation {
                 report.notes.append("\(log.path): older than the snapshot, which holds its records; \(chain.fate(log.path))")
+                // Open never reads it, so it need not be a readable log.
+                if !isRegularFile(log.path) { continue }
             }
             verifyLog(log.path, handle: handles[log.path], chain: chain, catalog: &catalog, into: &report)
             progress.update(report.bytesRead)
@@ -111,6 +114,24 @@ extension StoreInspector {
         func fate(_ log: String) -> String {
             removedByOpen.contains(log) ? "open removes it" : "open keeps it, since its name marks the snapshot in effect"
         }
+    }
+
+    /// The store's own small files (lock, markers) that an open would fail
+    /// on: one that is not a regular file, or a link to nothing.
+    private func markerProblems() -> [VerifyReport.Problem] {
+        let names = (try? fileSystem.listDirectory(path)) ?? []
+        return [StoreDirectory.lockName, StoreDirectory.identityName, StoreDirectory.closedMarkerName]
+            .filter(names.contains).compactMap { name in
+                let file = "\(path)/\(name)"
+                do {
+                    try fileSystem.openFile(at: file, mode: .readOnly).close()
+                    return nil
+                } catch let error as StorageError where error.code == .notFound {
+                    return .init(file: file, message: "a link to nothing; an open would fail on it: remove it")
+                } catch {
+                    return .init(file: file, error: error, prefix: "an open would fail: ")
+                }
+            }
     }
 
     /// The checks across files, as open makes them (with the clean-close
@@ -266,6 +287,21 @@ extension StoreInspector {
             case (nil, nil): continue
             }
             judge(parts, of: "\(operation.op) \(operation.target)", into: &report, place)
+        }
+    }
+}
+
+extension StoreInspector {
+    /// Whether `file` opens as a regular file.
+    func isRegularFile(_ file: String) -> Bool {
+        do {
+            try fileSystem.openFile(at: file, mode: .readOnly).close()
+            return true
+        } catch let error as StorageError where error.code == .notRegularFile {
+            return false
+        } catch {
+            // Other failures (a file removed meanwhile, a failed read) are verifyLog's to report.
+            return true
         }
     }
 }

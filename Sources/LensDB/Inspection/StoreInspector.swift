@@ -16,9 +16,7 @@ public struct StoreInspector: Sendable {
     ///   - path: the store's directory; a trailing slash is ignored.
     ///   - fileSystem: where the store lives; tests pass a simulated one.
     public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
-        var trimmed = path
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
-        self.path = trimmed
+        self.path = StoreDirectory.normalized(path)
         self.fileSystem = fileSystem
     }
 

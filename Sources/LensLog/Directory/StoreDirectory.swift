@@ -43,6 +43,14 @@ public struct StoreDirectory: Sendable {
         self.fileSystem = fileSystem
     }
 
+    /// `path` without trailing slashes (`/` stays `/`): `store/` and
+    /// `store` name one store, whose parent is the same either way.
+    public static func normalized(_ path: String) -> String {
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed
+    }
+
     public var identityPath: String { "\(path)/\(Self.identityName)" }
     public var lockPath: String { "\(path)/\(Self.lockName)" }
     public var closedMarkerPath: String { "\(path)/\(Self.closedMarkerName)" }
@@ -131,7 +139,7 @@ public struct StoreDirectory: Sendable {
                 listing.hasLockOrMarker = true
             } else if name.hasSuffix(Self.temporarySuffix), Self.isDataFileName(String(name.dropLast(Self.temporarySuffix.count))) {
                 listing.temporaries.append(full)
-            } else if name.hasSuffix(Self.setAsideSuffix), name.hasPrefix(Self.logPrefix) || name.hasPrefix(Self.snapshotPrefix) {
+            } else if Self.isSetAsideName(name) {
                 listing.setAside.append(full)
             } else if let generation = Self.generation(in: name, prefix: Self.logPrefix, suffix: Self.logSuffix) {
                 listing.logs.append((generation, full))
@@ -159,6 +167,19 @@ public struct StoreDirectory: Sendable {
         try fileSystem.rename(file, to: target)
         try fileSystem.syncDirectory(at: path)
         return target
+    }
+
+    /// Whether `name` is what ``setAside(_:)`` makes of a log's, snapshot's
+    /// or temporary file's name: `<name>.damaged` or `<name>.<n>.damaged`.
+    static func isSetAsideName(_ name: String) -> Bool {
+        guard name.hasSuffix(setAsideSuffix) else { return false }
+        var stem = String(name.dropLast(setAsideSuffix.count))
+        if let dot = stem.lastIndex(of: "."), stem[stem.index(after: dot)...].allSatisfy(\.isNumber),
+           stem.index(after: dot) < stem.endIndex {
+            stem = String(stem[..<dot])
+        }
+        if stem.hasSuffix(temporarySuffix) { stem = String(stem.dropLast(temporarySuffix.count)) }
+        return isDataFileName(stem)
     }
 
     /// Whether `name` is a log's or a snapshot's.

@@ -119,7 +119,13 @@ public struct LogChain {
             let missing = TornTail(file: place.file, offset: place.offset, bytesDropped: 0, reason: .endsBeforeCleanClose)
             try lostAfterCleanClose(missing, firstLost: expected, isLastLog: true, into: &report)
         }
-        report.provenLSN = max(report.provenLSN, min(closedLSN, report.lastLSN))
+        // The close proves what it covers, but where salvage dropped records
+        // only the close proves lost, nothing on disk proves the ones kept
+        // after them once the marker is gone: its proof ends with that drop,
+        // and the open writes the rest again (``RecoveryReport/provenLSN``).
+        let closeProof = report.dropped.filter { $0.range.proof == .cleanClose }
+            .map { $0.range.lostLSNs.upperBound - 1 }.min().map { min($0, closedLSN) } ?? closedLSN
+        report.provenLSN = max(report.provenLSN, min(closeProof, report.lastLSN))
     }
 
     /// Damage where a clean close proves records were durable, shaped like a

@@ -101,7 +101,8 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .missingRecords(file, expected, first):
             "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; open with .salvage or run `logtool repair`"
         case let .lostAfterCleanClose(file, offset, first, closed, reason):
-            "\(file) at offset \(offset): the log ends (\(reason.rawValue)) before LSN \(first), but the store was closed cleanly through LSN \(closed), so LSNs \(first)…\(closed) were durable and are missing: a file was cut, damaged or removed after the close. Restore the store from a backup, or keep LSN 1…\(first - 1) with `logtool repair` or .salvage"
+            "\(file) at offset \(offset): the logs end (\(reason.rawValue)) before LSN \(first), but the store was closed cleanly through LSN \(closed), so LSNs \(first)…\(closed) were durable and are missing: a file was cut, damaged or removed after the close (or copied before it). Restore the store from a backup, or "
+                + (first > 1 ? "keep LSN 1…\(first - 1)" : "keep what else verifies") + " with `logtool repair` or .salvage"
         }
     }
 }

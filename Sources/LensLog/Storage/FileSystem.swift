@@ -34,10 +34,11 @@ public protocol FileSystem: Sendable {
     /// The names (not paths) of the entries directly inside `directory`, sorted.
     func listDirectory(_ directory: String) throws -> [String]
 
-    /// Creates `directory` with `permissions` (and missing parents, with
-    /// the process's default mode). Succeeds, changing nothing, if it exists.
-    /// Files created in it later take its mode (``FilePermissions``).
-    func createDirectory(at directory: String, permissions: FilePermissions) throws
+    /// Creates `directory` with `permissions`, or with the process's
+    /// default mode (`mkdir`'s: 0777 less the umask) when nil, and missing
+    /// parents with the default mode. Succeeds, changing nothing, if it
+    /// exists. Files created in it later take its mode (``FilePermissions``).
+    func createDirectory(at directory: String, permissions: FilePermissions?) throws
 
     /// The permissions of the existing `directory`, from its mode
     /// (``FilePermissions/init(keeping:)``): what a copy of the store keeps.

@@ -66,7 +66,12 @@ public struct POSIXFileSystem: FileSystem {
                 do {
                     return try openExisting(path, O_RDWR)
                 } catch let error as StorageError where error.code == .notFound {
-                    continue // removed between the two calls: create it after all
+                    // Removed between the two calls: create it after all. A
+                    // name that is there but leads nowhere is a symbolic link
+                    // to nothing, which O_EXCL meets forever: not a regular file.
+                    var status = stat()
+                    guard lstat(path, &status) != 0 else { throw StorageError(.notRegularFile, .open, path: path) }
+                    continue
                 }
             default: throw try Self.notRegularWhereOpenSaysSo(path) { throw StorageError(errno: errno, .open, path: path) }
             }
@@ -95,12 +100,13 @@ public struct POSIXFileSystem: FileSystem {
         if flags >= 0 { _ = fcntl(descriptor, F_SETFL, flags & ~O_NONBLOCK) }
     }
 
-    /// The mode a new file at `path` gets: its directory's, without execute.
+    /// The mode a new file at `path` gets: its directory's, without execute
+    /// (``FilePermissions/fileMode``).
     private static func fileMode(inDirectoryOf path: String) -> UInt16 {
         var status = stat()
         // A directory that cannot be examined gives the most private mode.
         guard stat(parentDirectory(of: path), &status) == 0 else { return FilePermissions.ownerOnly.fileMode }
-        return UInt16(truncatingIfNeeded: status.st_mode) & 0o666
+        return FilePermissions(keeping: UInt16(truncatingIfNeeded: status.st_mode)).fileMode
     }
 
     public func fileExists(at path: String) -> Bool {
@@ -129,25 +135,42 @@ public struct POSIXFileSystem: FileSystem {
     }
 
     /// Creates `directory` with exactly `permissions` (the umask does not
-    /// narrow them), and missing parents as `mkdir -p` does (0777 less the umask).
-    public func createDirectory(at directory: String, permissions: FilePermissions) throws {
+    /// narrow them, and their group, when set, is given to it), or with the
+    /// process's default mode (0777 less the umask) when nil; missing
+    /// parents get the default mode, as `mkdir -p` gives them.
+    public func createDirectory(at directory: String, permissions: FilePermissions?) throws {
         var prefix = directory.hasPrefix("/") ? "" : "."
         let components = directory.split(separator: "/")
         for (index, component) in components.enumerated() {
             prefix += "/" + component
-            let last = index == components.count - 1
-            if mkdir(prefix, last ? mode_t(permissions.directoryMode) : 0o777) != 0 {
+            let own = index == components.count - 1 ? permissions : nil
+            if mkdir(prefix, own.map { mode_t($0.directoryMode) } ?? 0o777) != 0 {
                 guard errno == EEXIST else { throw StorageError(errno: errno, .createDirectory, path: prefix) }
-            } else if last, chmod(prefix, mode_t(permissions.directoryMode)) != 0 {
-                throw StorageError(errno: errno, .createDirectory, path: prefix)
+            } else if let own {
+                try Self.apply(own, toNewDirectory: prefix)
             }
+        }
+    }
+
+    /// Gives a directory just created its exact mode and group.
+    private static func apply(_ permissions: FilePermissions, toNewDirectory path: String) throws {
+        // The group first: changing it clears setgid on some systems.
+        if let group = permissions.group {
+            // Best effort: an owner outside the group may not give it; the
+            // directory then keeps the creator's group, and its owner keeps access.
+            _ = chown(path, uid_t.max, gid_t(group))
+        }
+        guard chmod(path, mode_t(permissions.directoryMode)) == 0 else {
+            throw StorageError(errno: errno, .createDirectory, path: path)
         }
     }
 
     public func directoryPermissions(at directory: String) throws -> FilePermissions {
         var status = stat()
         guard stat(directory, &status) == 0 else { throw StorageError(errno: errno, .list, path: directory) }
-        return FilePermissions(keeping: UInt16(truncatingIfNeeded: status.st_mode))
+        var permissions = FilePermissions(keeping: UInt16(truncatingIfNeeded: status.st_mode))
+        permissions.group = UInt32(status.st_gid)
+        return permissions
     }
 
     public func syncDirectory(at directory: String) throws {

@@ -88,9 +88,9 @@ public final class SimulatedFileSystem: FileSystem {
         return try state.withLock { state throws(StorageError) in try state.list(directory) }
     }
 
-    public func createDirectory(at directory: String, permissions: FilePermissions) throws {
+    public func createDirectory(at directory: String, permissions: FilePermissions?) throws {
         notify(.createDirectory, directory)
-        try state.withLock { state throws(StorageError) in try state.createDirectory(directory, permissions: permissions) }
+        try state.withLock { state throws(StorageError) in try state.createDirectory(directory, permissions: permissions ?? .ownerOnly) }
     }
 
     /// The permissions `directory` was created with. Never counted as a call.

@@ -108,6 +108,36 @@ import Testing
         #expect(salvaged.openStatistics.recovery.dropped.map(\.range.proof) == [.cleanClose])
     }
 
+    /// Salvage keeps records after damage that only the clean close proves;
+    /// once the open removed the marker, nothing on disk would prove them,
+    /// so the open writes them again. A crash later, salvage gives the same
+    /// history plus what came after: never LSN 1…4 and 11 without 6…10.
+    @Test func recordsSalvageKeptOnTheCloseAloneSurviveTheNextCrash() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        for index in 0..<10 {
+            try store.write(durability: .buffered) { tx in tx.put(Array("value \(index)".utf8), for: [UInt8(index)], in: "t") }
+        }
+        store.close()
+        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!.path
+        fileSystem.flip(byteAt: Int(try recordOffsets(log, fileSystem)[4]) + LogFormat.frameHeaderSize + 1, inFile: log)
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        #expect(salvaged.current.count(in: "t") == 9)
+        try salvaged.write(durability: .full) { tx in tx.put(Array("after".utf8), for: [0xAA], in: "t") }
+        // The power goes before the store can close.
+        fileSystem.powerCut(afterMutatingCalls: 0)
+        salvaged.close()
+        fileSystem.crash(seed: 1, model: .dropAll)
+        let again = try Store(at: path, options: options(fileSystem, .salvage))
+        #expect(again.current.lsn == 11)
+        #expect(again.current.count(in: "t") == 10, "LSN 1…4, 6…10 and 11")
+        #expect(again.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [5..<6])
+        again.close()
+        #expect(throws: (any Error).self, "damage that was durable still stops .strict") {
+            try Store(at: path, options: options(fileSystem))
+        }
+    }
+
     @Test func aRemovedNewestLogAfterACleanCloseFailsStrict() throws {
         let fileSystem = SimulatedFileSystem()
         // Two sessions, one log each: LSN 1 in the first, LSN 2 in the second.

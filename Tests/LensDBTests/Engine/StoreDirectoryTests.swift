@@ -126,6 +126,73 @@ import Testing
         }
     }
 
+    /// A symbolic link to nothing where the lock or a marker belongs: `O_EXCL`
+    /// says it exists and following it says it does not, which once made
+    /// the open (or the close, for `CLOSED`) loop forever.
+    @Test(arguments: [StoreDirectory.lockName, StoreDirectory.identityName, StoreDirectory.closedMarkerName])
+    func aLinkToNothingNamedLikeTheLockOrAMarkerNeverHangs(name: String) throws {
+        try withTemporaryStore { path, options in
+            try Store(at: path, options: options).close()
+            let link = "\(path)/\(name)"
+            try? FileManager.default.removeItem(atPath: link)
+            try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/nonexistent/\(UUID())")
+            let error = try Self.withinSeconds(10, unblocking: link) { [options] in
+                let store = try Store(at: path, options: options)
+                store.close()
+                return store
+            }
+            if name == StoreDirectory.closedMarkerName {
+                #expect(error == nil, "a marker that cannot be read or written is no marker: \(String(describing: error))")
+            } else {
+                #expect((error as? StorageError)?.code == .notRegularFile, "\(String(describing: error))")
+            }
+        }
+    }
+
+    @Test func aPathWithATrailingSlashNamesTheSameStoreWithItsMode() throws {
+        let temporary = try TemporaryDirectory("slash")
+        defer { temporary.remove() }
+        let store = try Store(at: "\(temporary.path)/store.lensdb/")
+        #expect(store.path == "\(temporary.path)/store.lensdb")
+        store.close()
+        #expect(try Self.mode(of: "\(temporary.path)/store.lensdb") == 0o700)
+    }
+
+    @Test func missingAncestorsGetTheProcesssDefaultModeNotTheStores() throws {
+        let temporary = try TemporaryDirectory("ancestors")
+        defer { temporary.remove() }
+        // What mkdir gives here under this process's umask.
+        let reference = "\(temporary.path)/reference"
+        #expect(mkdir(reference, 0o777) == 0)
+        try Store(at: "\(temporary.path)/a/b/store.lensdb").close()
+        for ancestor in ["a", "a/b"] {
+            #expect(try Self.mode(of: "\(temporary.path)/\(ancestor)") == Self.mode(of: reference), "\(ancestor)")
+        }
+        #expect(try Self.mode(of: "\(temporary.path)/a/b/store.lensdb") == 0o700)
+    }
+
+    @Test func aReadOnlyOpenOfNothingSaysThereIsNoStore() throws {
+        let temporary = try TemporaryDirectory("missing")
+        defer { temporary.remove() }
+        var options = StoreOptions()
+        options.readOnly = true
+        let path = "\(temporary.path)/nothing.lensdb"
+        #expect(throws: StoreError.noStore(path: path)) { try Store(at: path, options: options) }
+        #expect(!FileManager.default.fileExists(atPath: path))
+    }
+
+    @Test func onlyLensDBsOwnNamesSetAsideMakeADirectoryAStore() throws {
+        let temporary = try TemporaryDirectory("damaged")
+        defer { temporary.remove() }
+        try Data().write(to: URL(fileURLWithPath: "\(temporary.path)/log-notes.damaged"))
+        #expect(throws: StoreError.notAStore(path: temporary.path, foreignEntries: ["\(temporary.path)/log-notes.damaged"])) {
+            try Store(at: temporary.path)
+        }
+        try FileManager.default.removeItem(atPath: "\(temporary.path)/log-notes.damaged")
+        try Data().write(to: URL(fileURLWithPath: "\(temporary.path)/log-0000000000000001.log.2.damaged"))
+        try Store(at: temporary.path).close()
+    }
+
     @Test func aDirectoryNamedLikeALogIsRefusedByTheFileSystemSeam() throws {
         let temporary = try TemporaryDirectory("seam")
         defer { temporary.remove() }
@@ -175,6 +242,35 @@ import Testing
         }
     }
 
+    @Test func aGroupWritableStoreKeepsSetgidThroughRepair() throws {
+        var options = StoreOptions()
+        options.permissions = .groupWritable
+        try withTemporaryStore(options) { path, options in
+            let store = try Store(at: path, options: options)
+            try store.write { tx in tx.put([1], for: [1], in: "t") }
+            store.close()
+            #expect(try Self.mode(of: path) & 0o7777 == 0o2770)
+            let output = path + ".repaired"
+            _ = try StoreInspector(path: path).repair(to: output)
+            #expect(try Self.mode(of: output) & 0o7777 == 0o2770, "files other members create keep the store's group")
+            for name in try FileManager.default.contentsOfDirectory(atPath: output) {
+                #expect(try Self.mode(of: "\(output)/\(name)") == 0o660, "\(name)")
+            }
+        }
+    }
+
+    @Test func aDirectoryOpenToEveryoneStillGetsNoFileOthersMayWrite() throws {
+        let temporary = try TemporaryDirectory("open")
+        defer { temporary.remove() }
+        #expect(chmod(temporary.path, 0o777) == 0)
+        let store = try Store(at: temporary.path)
+        try store.write { tx in tx.put([1], for: [1], in: "t") }
+        store.close()
+        for name in try FileManager.default.contentsOfDirectory(atPath: temporary.path) {
+            #expect(try Self.mode(of: "\(temporary.path)/\(name)") == 0o664, "\(name)")
+        }
+    }
+
     @Test func anExistingStoreKeepsItsDirectorysMode() throws {
         try withTemporaryStore { path, options in
             try Store(at: path, options: options).close()
@@ -200,9 +296,11 @@ import Testing
         return contents
     }
 
+    /// The permission bits of `path`, setgid included.
     static func mode(of path: String) throws -> UInt16 {
-        let attributes = try FileManager.default.attributesOfItem(atPath: path)
-        return UInt16((attributes[.posixPermissions] as? NSNumber)?.intValue ?? -1)
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw StorageError(errno: errno, .list, path: path) }
+        return UInt16(truncatingIfNeeded: status.st_mode) & 0o7777
     }
 
     /// Runs `body` on a thread of its own and returns what it threw (nil when
@@ -222,9 +320,10 @@ import Testing
         }
         if done.wait(timeout: .now() + .seconds(seconds)) == .timedOut {
             Issue.record("still blocked after \(seconds) s")
+            // Releases an open(2) blocked on a FIFO; a loop that never ends is left to the process's exit.
             let writer = open(fifo, O_WRONLY | O_NONBLOCK)
             if writer >= 0 { close(writer) }
-            done.wait()
+            _ = done.wait(timeout: .now() + .seconds(seconds))
         }
         return outcome.withLock { $0 } ?? nil
     }

@@ -211,7 +211,7 @@ private struct FixedSyncFileSystem: FileSystem {
     func removeFile(at path: String) throws { try base.removeFile(at: path) }
     func rename(_ source: String, to destination: String) throws { try base.rename(source, to: destination) }
     func listDirectory(_ directory: String) throws -> [String] { try base.listDirectory(directory) }
-    func createDirectory(at directory: String, permissions: FilePermissions) throws {
+    func createDirectory(at directory: String, permissions: FilePermissions?) throws {
         try base.createDirectory(at: directory, permissions: permissions)
     }
     func directoryPermissions(at directory: String) throws -> FilePermissions { try base.directoryPermissions(at: directory) }
