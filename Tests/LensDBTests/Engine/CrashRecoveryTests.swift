@@ -63,6 +63,28 @@ import Testing
         }
     }
 
+    /// A clean close and a reopen between commits, cut at every call: the
+    /// close's marker (written unsynced), the open that reads and removes
+    /// it, and the commits after. A `.strict` open after any crash must show
+    /// a prefix holding every durable commit, never a false alarm.
+    @Test func closeAndReopenCutAtEveryStepOpensStrictWithEveryDurableCommit() throws {
+        let put = { (key: String, durability: Durability) in
+            CrashStep.write([.put(table: "t", key: Array(key.utf8), value: Array(repeating: 7, count: 200))], durability)
+        }
+        let steps: [CrashStep] = [put("a", .full), put("b", .buffered), .reopen, put("c", .buffered), put("d", .full),
+                                  .compact, put("e", .buffered), .reopen, .reopen, put("f", .full)]
+        let workload = CrashWorkload(seed: 5, steps: steps)
+        let calls = CrashCheck.mutatingCalls(of: workload)
+        for cut in 0...calls {
+            for model in [CrashModel.keepAll, .dropAll, .tearAll, .default] {
+                if let violation = CrashCheck.check(workload, cutPoint: cut, crashSeed: UInt64(cut), model: model) {
+                    Issue.record("\(violation)")
+                    return
+                }
+            }
+        }
+    }
+
     /// Recovery itself loses power: after a crash that kept unsynced commits,
     /// the next open must log them again, and a power cut at any of that
     /// open's calls, under any crash model, must leave them all there for the

@@ -44,7 +44,7 @@ public enum CrashCheck {
     public static func execute(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem) -> CrashExecution {
         var execution = CrashExecution()
         do {
-            let store = try Store(at: storePath, options: options(fileSystem))
+            var store = try Store(at: storePath, options: options(fileSystem))
             defer { store.close() }
             var paused: PausedCompaction?
             // Runs before the close above: a paused compaction would hold it.
@@ -77,6 +77,14 @@ public enum CrashCheck {
                     let finishing = paused
                     paused = nil
                     try finishing?.finish()
+                case .reopen:
+                    paused?.abandon()
+                    paused = nil
+                    store.close()
+                    store = try Store(at: storePath, options: options(fileSystem))
+                    // The open succeeded, so the power was on for the close's
+                    // final flush too: every commit before it is durable.
+                    execution.durable = execution.attempted.count
                 }
             }
         } catch {

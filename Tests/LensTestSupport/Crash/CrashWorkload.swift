@@ -18,6 +18,9 @@ public enum CrashStep: Sendable, CustomStringConvertible {
     case beginCompaction
     /// Writes the snapshot of the compaction begun last; nothing when none is paused.
     case finishCompaction
+    /// `store.close()`, then a new `Store` on the same files: the clean
+    /// close writes its `CLOSED` marker, the open reads and removes it.
+    case reopen
 
     public var description: String {
         switch self {
@@ -27,6 +30,7 @@ public enum CrashStep: Sendable, CustomStringConvertible {
         case let .group(transactions, durability): "group of \(transactions.count) \(durability)"
         case .beginCompaction: "begin compaction"
         case .finishCompaction: "finish compaction"
+        case .reopen: "close and reopen"
         }
     }
 }
@@ -59,7 +63,8 @@ public struct CrashWorkload: Sendable {
             case 5..<9: steps.append(.beginCompaction)
             case 9..<13: steps.append(.finishCompaction)
             case 13..<19: steps.append(.flush)
-            case 19..<31:
+            case 19..<22: steps.append(.reopen)
+            case 22..<31:
                 let transactions = (0..<Int.random(in: 2...5, using: &random)).map { _ in Self.transaction(&random, &shadow) }
                 steps.append(.group(transactions, durability))
             default:
