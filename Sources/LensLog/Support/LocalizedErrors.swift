@@ -7,32 +7,20 @@ import FoundationEssentials
 import Foundation
 #endif
 
-// Every public error of LensLog reads the same through `"\(error)"` and
-// through `error.localizedDescription`, which without these conformances is
-// "The operation could not be completed. (LensLog.LogError error 3.)".
-// `ErrorDescriptionTests` fails when a public error type is missing here.
+/// An error whose one-sentence `description` is also its
+/// `localizedDescription`, which without `LocalizedError` would be "The
+/// operation could not be completed. (LensLog.LogError error 3.)". Every
+/// public error of LensLog and LensDB conforms; `ErrorDescriptionTests`
+/// fails when one does not.
+public protocol DescribedError: LocalizedError, CustomStringConvertible {}
 
-extension LogError: LocalizedError {
-    /// The same sentence as ``description``.
+extension DescribedError {
+    /// The same sentence as `description`.
     public var errorDescription: String? { description }
 }
 
-extension SnapshotError: LocalizedError {
-    /// The same sentence as ``description``.
-    public var errorDescription: String? { description }
-}
-
-extension RecoveryError: LocalizedError {
-    /// The same sentence as ``description``.
-    public var errorDescription: String? { description }
-}
-
-extension StorageError: LocalizedError {
-    /// The same sentence as ``description``.
-    public var errorDescription: String? { description }
-}
-
-extension FollowError: LocalizedError {
-    /// The same sentence as ``description``.
-    public var errorDescription: String? { description }
-}
+extension LogError: DescribedError {}
+extension SnapshotError: DescribedError {}
+extension RecoveryError: DescribedError {}
+extension StorageError: DescribedError {}
+extension FollowError: DescribedError {}

@@ -18,9 +18,11 @@ import Testing
     }
 
     /// Ten commits, one a transaction, closed cleanly; returns the log's path.
-    func closedStore(_ fileSystem: SimulatedFileSystem) throws -> String {
+    func closedStore(_ fileSystem: SimulatedFileSystem, durability: Durability = .full) throws -> String {
         let store = try Store(at: path, options: options(fileSystem))
-        for index in 0..<10 { try store.write { tx in tx.put(Array("value \(index)".utf8), for: [UInt8(index)], in: "t") } }
+        for index in 0..<10 {
+            try store.write(durability: durability) { tx in tx.put(Array("value \(index)".utf8), for: [UInt8(index)], in: "t") }
+        }
         store.close()
         return try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!.path
     }
@@ -90,12 +92,7 @@ import Testing
     /// durable; salvage skips it and keeps every record after it.
     @Test func salvageKeepsWhatFollowsDamageThatOnlyTheCleanCloseProves() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        for index in 0..<10 {
-            try store.write(durability: .buffered) { tx in tx.put(Array("value \(index)".utf8), for: [UInt8(index)], in: "t") }
-        }
-        store.close()
-        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!.path
+        let log = try closedStore(fileSystem, durability: .buffered)
         let offsets = try recordOffsets(log, fileSystem)
         fileSystem.flip(byteAt: Int(offsets[4]) + LogFormat.frameHeaderSize + 1, inFile: log)
         #expect(throws: RecoveryError.lostAfterCleanClose(file: log, offset: offsets[4], firstLostLSN: 5, closedLSN: 10, reason: .checksumMismatch)) {
@@ -114,12 +111,7 @@ import Testing
     /// history plus what came after: never LSN 1…4 and 11 without 6…10.
     @Test func recordsSalvageKeptOnTheCloseAloneSurviveTheNextCrash() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        for index in 0..<10 {
-            try store.write(durability: .buffered) { tx in tx.put(Array("value \(index)".utf8), for: [UInt8(index)], in: "t") }
-        }
-        store.close()
-        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!.path
+        let log = try closedStore(fileSystem, durability: .buffered)
         fileSystem.flip(byteAt: Int(try recordOffsets(log, fileSystem)[4]) + LogFormat.frameHeaderSize + 1, inFile: log)
         let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
         #expect(salvaged.current.count(in: "t") == 9)

@@ -41,6 +41,19 @@ import Testing
         }
     }
 
+    /// Cuts the power at every mutating call of `workload`, under each
+    /// crash model, and records the first violation.
+    static func cutAtEveryCall(_ workload: CrashWorkload) {
+        for cut in 0...CrashCheck.mutatingCalls(of: workload) {
+            for model in [CrashModel.keepAll, .dropAll, .tearAll, .default] {
+                if let violation = CrashCheck.check(workload, cutPoint: cut, crashSeed: UInt64(cut), model: model) {
+                    Issue.record("\(violation)")
+                    return
+                }
+            }
+        }
+    }
+
     /// Promise 4, step by step: a power cut at every call of a compaction —
     /// snapshot write, sync, rename, directory sync, deletions — with unsynced
     /// data all kept, all dropped, or torn (the ALICE cases: a rename that
@@ -52,15 +65,7 @@ import Testing
         var steps: [CrashStep] = (0..<6).map { .write([put("k\($0)", String(repeating: "v", count: 300))], .full) }
         steps += [.compact, .write([put("after", "compaction")], .full), .compact]
         let workload = CrashWorkload(seed: 4, steps: steps)
-        let calls = CrashCheck.mutatingCalls(of: workload)
-        for cut in 0...calls {
-            for model in [CrashModel.keepAll, .dropAll, .tearAll, .default] {
-                if let violation = CrashCheck.check(workload, cutPoint: cut, crashSeed: UInt64(cut), model: model) {
-                    Issue.record("\(violation)")
-                    return
-                }
-            }
-        }
+        Self.cutAtEveryCall(workload)
     }
 
     /// A clean close and a reopen between commits, cut at every call: the
@@ -74,15 +79,7 @@ import Testing
         let steps: [CrashStep] = [put("a", .full), put("b", .buffered), .reopen, put("c", .buffered), put("d", .full),
                                   .compact, put("e", .buffered), .reopen, .reopen, put("f", .full)]
         let workload = CrashWorkload(seed: 5, steps: steps)
-        let calls = CrashCheck.mutatingCalls(of: workload)
-        for cut in 0...calls {
-            for model in [CrashModel.keepAll, .dropAll, .tearAll, .default] {
-                if let violation = CrashCheck.check(workload, cutPoint: cut, crashSeed: UInt64(cut), model: model) {
-                    Issue.record("\(violation)")
-                    return
-                }
-            }
-        }
+        Self.cutAtEveryCall(workload)
     }
 
     /// Recovery itself loses power: after a crash that kept unsynced commits,

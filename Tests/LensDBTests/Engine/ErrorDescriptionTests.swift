@@ -49,7 +49,7 @@ import Testing
     }
 
     /// The list above is complete: every `public` type in Sources/ that
-    /// conforms to `Error` has a sample, and conforms to `LocalizedError` in
+    /// conforms to `Error` has a sample, and conforms to `DescribedError` (and so `LocalizedError`) in
     /// its own module, so a program that imports only LensLog has the
     /// conformances of LensLog's errors.
     @Test func everyPublicErrorTypeInSourcesHasASampleHere() throws {
@@ -57,8 +57,8 @@ import Testing
         #expect(declared.count >= Self.samples.count, "the scan found \(declared.keys.sorted())")
         for (name, module) in declared.sorted(by: { $0.key < $1.key }) {
             #expect(Self.samples[name] != nil, "\(name) (\(module)) is a public error with no sample in ErrorDescriptionTests")
-            let conformsInItsModule = try Self.swiftFiles(in: "Sources/\(module)").contains { $0.text.contains("extension \(name): LocalizedError") }
-            #expect(conformsInItsModule, "\(name) has no `extension \(name): LocalizedError` in Sources/\(module)")
+            let conformsInItsModule = try Self.swiftFiles(in: "Sources/\(module)").contains { $0.text.contains("extension \(name): DescribedError") }
+            #expect(conformsInItsModule, "\(name) has no `extension \(name): DescribedError` in Sources/\(module)")
         }
         for name in Self.samples.keys {
             #expect(declared[name] != nil, "\(name) has a sample but the scan of Sources/ did not find it")
