@@ -21,7 +21,7 @@ let tableScaleWorkload = Workload(
         let queries = try interleave(queryContenders(people, pool), rounds: 4, window: 0.3)
         try store.compact()
         store.close()
-        try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+        _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
         let (lensOpen, grdbOpen) = try openTimes(lensPath.path, grdbPath.path, count: count, repetitions: 3)
         let memory = try residentBytesPerEntity(lensPath.path, count: count)

@@ -4,68 +4,129 @@ import GRDB
 import LensDB
 import LensLog
 
-/// W1–W7 of the tables issue: LensDB and GRDB (SQLite, WAL, synchronous=FULL)
-/// on the same people, the same indexes, taking turns within one run.
+/// W1–W7 of the tables issue: LensDB's typed tables, LensDB's byte-level
+/// core (the same people encoded with the value format, put by key: the
+/// floor the typed layer is measured against) and GRDB (SQLite, WAL,
+/// synchronous=FULL) on the same people, the same indexes, taking turns
+/// within one run. Every ratio is per round, median (min–max).
 let tablesWorkload = Workload(
     name: "tables",
-    summary: "LensDB tables vs GRDB on 100k people: W1–W7 and disk, contenders taking turns"
+    summary: "LensDB tables and its byte-level core vs GRDB on 100k people: W1–W7 and disk, contenders taking turns"
 ) {
     var rows: [[String]] = []
     rows.append(try w1Inserts())
-    let lensPath = BenchPath("tables-lens"), grdbPath = BenchPath("tables-grdb")
-    defer { lensPath.remove(); grdbPath.remove() }
+    let lensPath = BenchPath("tables-lens"), corePath = BenchPath("tables-core"), grdbPath = BenchPath("tables-grdb")
+    defer { lensPath.remove(); corePath.remove(); grdbPath.remove() }
     let (store, people) = try openLensPeople(lensPath.path)
+    let core = try CorePeople(corePath.path)
     let pool = try openGRDBPeople(grdbPath.path, create: true)
     try fillBoth(lens: people, store: store, grdb: pool, count: 100_000)
-    rows.append(try w2SingleCommits(people, pool))
-    rows.append(try w3ConcurrentCommits(people, pool))
-    rows.append(try w4PointReads(people, pool, count: 100_000))
+    try core.fill(count: 100_000)
+    rows.append(try w2SingleCommits(people, core, pool))
+    rows.append(try w3ConcurrentCommits(people, core, pool))
+    rows.append(try w4PointReads(people, core, pool, count: 100_000))
     rows.append(try w5Query(people, pool, count: 100_000))
-    rows.append(try w7Updates(store, people, pool))
+    rows.append(try w7Updates(store, people, core, pool))
     // Disk and open: after a compaction and a checkpoint, as a program that
     // has run for a while leaves them.
     try store.compact()
     store.close()
-    try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
+    core.store.close()
+    _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
     try pool.close()
     let lensBytes = Double(diskBytes(lensPath.path))
     let grdbBytes = Double(["", "-wal", "-shm"].reduce(Int64(0)) { $0 + diskBytes(grdbPath.path + $1) })
     rows.append(try w6Open(lensPath.path, grdbPath.path, count: 100_000))
-    rows.append(["disk after compaction / checkpoint", "\(Int(lensBytes)) bytes", "\(Int(grdbBytes)) bytes",
-                 String(format: "%.2f× the bytes", lensBytes / grdbBytes), "≤ 0.5×"])
-    printTable(["workload", "LensDB", "GRDB", "LensDB vs GRDB (per round: median (min–max))", "goal"], rows)
+    rows.append(["disk after compaction / checkpoint", "\(Int(lensBytes)) bytes", "—", "\(Int(grdbBytes)) bytes",
+                 String(format: "%.2f× the bytes", lensBytes / grdbBytes), "", "", "≤ 0.5×"])
+    printTable(["workload", "typed", "core", "GRDB", "typed / GRDB", "core / GRDB", "typed / core", "goal"], rows)
+}
+
+/// The byte-level core's side: each person encoded with the value format
+/// and put under its ordered key, no secondary index, read back by key and
+/// decoded. What a program gets from LensDB without typed tables.
+struct CorePeople {
+    let store: Store
+    static let table = "people-bytes"
+
+    init(_ path: String) throws { store = try Store(at: path, options: benchmarkOptions()) }
+
+    func put(_ person: BenchPerson, in tx: inout Transaction) throws {
+        tx.put(try ValueEncoder().encode(person), for: OrderedKey.int64(person.id), in: Self.table)
+    }
+
+    func put(_ people: [BenchPerson]) throws {
+        try store.write { tx in for person in people { try put(person, in: &tx) } }
+    }
+
+    func fill(count: Int) throws {
+        for batch in stride(from: 1, through: count, by: 10_000) {
+            let people = (Int64(batch)...Int64(min(batch + 9_999, count))).map { BenchPerson.make($0) }
+            try store.write(durability: .buffered) { tx in for person in people { try put(person, in: &tx) } }
+        }
+        try store.flush()
+    }
+
+    func read(_ id: Int64, in state: StoreState) throws -> BenchPerson {
+        try ValueDecoder().decode(BenchPerson.self, from: state.value(in: Self.table, key: OrderedKey.int64(id))!.bytes())
+    }
 }
 
 /// W1: 100,000 inserts in one durable transaction, each side into a new store.
 private func w1Inserts() throws -> [String] {
     let people = (1...100_000).map { BenchPerson.make(Int64($0)) }
-    var lensRates: [Double] = [], grdbRates: [Double] = []
-    for _ in 0..<3 {
-        let lensPath = BenchPath("w1-lens"), grdbPath = BenchPath("w1-grdb")
-        defer { lensPath.remove(); grdbPath.remove() }
-        let (store, table) = try openLensPeople(lensPath.path)
-        var start = now()
-        try table.put(people)
-        lensRates.append(Double(people.count) / (now() - start))
-        store.close()
-        let pool = try openGRDBPeople(grdbPath.path, create: true)
-        start = now()
-        try pool.write { db in for person in people { try person.insert(db) } }
-        grdbRates.append(Double(people.count) / (now() - start))
-        try pool.close()
+    var rates: [[Double]] = [[], [], []]
+    for round in 0..<3 {
+        for step in 0..<3 {
+            let side = (round + step) % 3
+            let path = BenchPath("w1-\(side)")
+            defer { path.remove() }
+            switch side {
+            case 0:
+                let (store, table) = try openLensPeople(path.path)
+                let start = now()
+                try table.put(people)
+                rates[0].append(Double(people.count) / (now() - start))
+                store.close()
+            case 1:
+                let core = try CorePeople(path.path)
+                let start = now()
+                try core.put(people)
+                rates[1].append(Double(people.count) / (now() - start))
+                core.store.close()
+            default:
+                let pool = try openGRDBPeople(path.path, create: true)
+                let start = now()
+                try pool.write { db in for person in people { try person.insert(db) } }
+                rates[2].append(Double(people.count) / (now() - start))
+                try pool.close()
+            }
+        }
     }
-    return row("W1 100k inserts, one durable transaction (rows/s)", lensRates, grdbRates, goal: "≥ 10×")
+    return row("W1 100k inserts, one durable transaction (rows/s)", rates, goal: "≥ 10×")
 }
 
 /// W2: one entity per durable commit, one writer, on the 100k table.
-private func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool) throws -> [String] {
+private func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool) throws -> [String] {
     var version = 0
+    let next = { () -> BenchPerson in
+        version += 1
+        return BenchPerson.make(Int64(version % 100_000 + 1), version: version)
+    }
     let results = try interleave([
-        Contender(name: "LensDB") { deadline in
+        Contender(name: "typed") { deadline in
             var count = 0
             while now() < deadline {
-                version += 1
-                try people.put(BenchPerson.make(Int64(version % 100_000 + 1), version: version))
+                try people.put(next())
+                count += 1
+            }
+            return count
+        },
+        Contender(name: "core") { deadline in
+            var count = 0
+            while now() < deadline {
+                let person = next()
+                try core.store.write { tx in try core.put(person, in: &tx) }
                 count += 1
             }
             return count
@@ -73,47 +134,61 @@ private func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ pool: Databa
         Contender(name: "GRDB") { deadline in
             var count = 0
             while now() < deadline {
-                version += 1
-                let person = BenchPerson.make(Int64(version % 100_000 + 1), version: version)
+                let person = next()
                 try pool.write { db in try person.update(db) }
                 count += 1
             }
             return count
         },
     ], rounds: 6, window: 0.4)
-    return row("W2 single-entity durable commits, 1 writer (commits/s)", results, goal: "≥ 2×")
+    return row("W2 single-entity durable commits, 1 writer (commits/s)", results, goal: "≥ 2× (≥ 95% of the core)")
 }
 
 /// W3: 8 threads × 250 durable commits; the rate of the whole.
-private func w3ConcurrentCommits(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool) throws -> [String] {
-    var lensRates: [Double] = [], grdbRates: [Double] = []
+private func w3ConcurrentCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool) throws -> [String] {
+    var rates: [[Double]] = [[], [], []]
     let failures = Locked(0)
     for round in 0..<3 {
-        for lens in [round % 2 == 0, round % 2 != 0] {
+        for step in 0..<3 {
+            let side = (round + step) % 3
             let start = now()
             runThreads(8) { thread in
                 for commit in 0..<250 {
-                    let person = BenchPerson.make(Int64(thread * 1000 + commit + 1), version: round * 10 + (lens ? 1 : 2))
+                    let person = BenchPerson.make(Int64(thread * 1000 + commit + 1), version: round * 10 + side + 1)
                     do {
-                        if lens { try people.put(person) } else { try pool.write { db in try person.update(db) } }
+                        switch side {
+                        case 0: try people.put(person)
+                        case 1: try core.store.write { tx in try core.put(person, in: &tx) }
+                        default: try pool.write { db in try person.update(db) }
+                        }
                     } catch {
                         failures.withLock { $0 += 1 }
                     }
                 }
             }
-            let rate = 2000 / (now() - start)
-            if lens { lensRates.append(rate) } else { grdbRates.append(rate) }
+            rates[side].append(2000 / (now() - start))
         }
     }
     precondition(failures.withLock { $0 } == 0, "W3: commits failed")
-    return row("W3 8 threads × 250 durable commits (commits/s)", lensRates, grdbRates, goal: "≥ 10×")
+    return row("W3 8 threads × 250 durable commits (commits/s)", rates, goal: "≥ 10×")
 }
 
 /// W4: 100,000 random point reads by id returning a person.
-private func w4PointReads(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool, count: Int) throws -> [String] {
+private func w4PointReads(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool, count: Int) throws -> [String] {
     var random = SystemRandomNumberGenerator()
     let ids = (0..<100_000).map { _ in Int64.random(in: 1...Int64(count), using: &random) }
-    let results = try interleave(pointReadContenders(people, pool, ids), rounds: 6, window: 0.4)
+    var contenders = pointReadContenders(people, pool, ids)
+    contenders.insert(Contender(name: "core") { deadline in
+        var count = 0, ages = 0
+        repeat {
+            let state = core.store.current
+            for id in ids { ages &+= try core.read(id, in: state).age }
+            count += ids.count
+        } while now() < deadline
+        precondition(ages != 0)
+        return count
+    }, at: 1)
+    let results = try interleave(contenders, rounds: 6, window: 0.4)
     return row("W4 100k random point reads by id (reads/s)", results, goal: "≥ 50×")
 }
 
@@ -148,7 +223,7 @@ func pointReadContenders(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePo
 /// W5: `age in a...a+5 && city == c`, by score descending, offset 40, limit 20.
 private func w5Query(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool, count: Int) throws -> [String] {
     let results = try interleave(queryContenders(people, pool), rounds: 6, window: 0.4)
-    return row("W5 age range && city, by score desc, offset 40 limit 20 (queries/s)", results, goal: "≥ 100×")
+    return row("W5 age range && city, by score desc, offset 40 limit 20 (queries/s)", results, core: nil, goal: "≥ 100×")
 }
 
 func queryContenders(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool) -> [Contender] {
@@ -182,26 +257,30 @@ func queryContenders(_ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool) 
 }
 
 /// W7: 10,000 random updates in one durable transaction.
-private func w7Updates(_ store: Store, _ people: LensDB.Table<BenchPerson>, _ pool: DatabasePool) throws -> [String] {
-    var lensRates: [Double] = [], grdbRates: [Double] = []
+private func w7Updates(_ store: Store, _ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool) throws -> [String] {
+    var rates: [[Double]] = [[], [], []]
     var random = SystemRandomNumberGenerator()
     for round in 1...3 {
         let updates = (0..<10_000).map { _ in BenchPerson.make(Int64.random(in: 1...100_000, using: &random), version: 100 + round) }
-        var start = now()
-        try store.write { tx in try tx[people].put(updates) }
-        lensRates.append(Double(updates.count) / (now() - start))
-        start = now()
-        try pool.write { db in for person in updates { try person.update(db) } }
-        grdbRates.append(Double(updates.count) / (now() - start))
+        for step in 0..<3 {
+            let side = (round + step) % 3
+            let start = now()
+            switch side {
+            case 0: try store.write { tx in try tx[people].put(updates) }
+            case 1: try core.put(updates)
+            default: try pool.write { db in for person in updates { try person.update(db) } }
+            }
+            rates[side].append(Double(updates.count) / (now() - start))
+        }
     }
-    return row("W7 10k random updates, one transaction (rows/s)", lensRates, grdbRates, goal: "≥ 10×")
+    return row("W7 10k random updates, one transaction (rows/s)", rates, goal: "≥ 10×")
 }
 
 /// W6: open until every person is ready; the two alternate, 5 opens each.
 func w6Open(_ lensPath: String, _ grdbPath: String, count: Int) throws -> [String] {
     let (lens, grdb) = try openTimes(lensPath, grdbPath, count: count, repetitions: 5)
-    return ["W6 open 100k until every person is ready (seconds, median)", String(format: "%.3f s", median(lens)),
-            String(format: "%.3f s", median(grdb)), String(format: "%.2f× faster", median(grdb) / median(lens)), "≥ 5×"]
+    return ["W6 open 100k until every person is ready (seconds, median)", String(format: "%.3f s", median(lens)), "—",
+            String(format: "%.3f s", median(grdb)), timesSpread(zip(grdb, lens).map { $0 / $1 }), "", "", "≥ 5×"]
 }
 
 /// Open times of both sides, alternating.
@@ -225,15 +304,20 @@ func openTimes(_ lensPath: String, _ grdbPath: String, count: Int, repetitions: 
 
 func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
 
-/// A table row from interleaved rates: LensDB is contender 0, GRDB 1.
-private func row(_ name: String, _ results: RoundResults, goal: String) -> [String] {
-    [name, format(results.rate(0)), format(results.rate(1)),
-     String(format: "%.1f× ", results.rate(0) / results.rate(1)) + "(\(timesSpread(results.roundRatios(0) { results.roundRates[1][$0] })))", goal]
+/// A table row from interleaved rates: typed is contender 0, then the core
+/// (when there is one), then GRDB.
+private func row(_ name: String, _ results: RoundResults, core: Int? = 1, goal: String) -> [String] {
+    let grdb = results.operations.count - 1
+    let perRound = { (index: Int, over: Int) in timesSpread(results.roundRatios(index) { results.roundRates[over][$0] }) }
+    return [name, format(results.rate(0)), core.map { format(results.rate($0)) } ?? "—", format(results.rate(grdb)),
+            perRound(0, grdb), core.map { perRound($0, grdb) } ?? "—", core.map { perRound(0, $0) } ?? "—", goal]
 }
 
-private func row(_ name: String, _ lens: [Double], _ grdb: [Double], goal: String) -> [String] {
-    let ratios = zip(lens, grdb).map { $0 / $1 }
-    return [name, format(median(lens)), format(median(grdb)), String(format: "%.1f× ", median(ratios)) + "(\(timesSpread(ratios)))", goal]
+/// A table row from per-round rates of typed, core and GRDB.
+private func row(_ name: String, _ rates: [[Double]], goal: String) -> [String] {
+    let ratios = { (a: Int, b: Int) in timesSpread(zip(rates[a], rates[b]).map { $0 / $1 }) }
+    return [name, format(median(rates[0])), format(median(rates[1])), format(median(rates[2])),
+            ratios(0, 2), ratios(1, 2), ratios(0, 1), goal]
 }
 
 /// Runs `body` on `count` threads at once.
