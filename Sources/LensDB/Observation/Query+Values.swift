@@ -5,7 +5,7 @@ struct ResultSignature: Equatable, Sendable {
     var ids: [IndexValue] = []
     var lsns: [UInt64] = []
 
-    init<T>(_ candidates: [Candidate<T>]) {
+    init(_ candidates: [Candidate]) {
         ids = candidates.map(\.id)
         lsns = candidates.map(\.row.lsn)
     }
@@ -42,7 +42,7 @@ extension Query {
         }
         return observe { query in
             let candidates = try query.execution().runCandidates()
-            return (candidates.map(\.entity), ResultSignature(candidates))
+            return (candidates.map { Table<T>.entity($0.row) }, ResultSignature(candidates))
         }
     }
 
@@ -58,7 +58,7 @@ extension Query {
     public var firstValues: AsyncStream<T?> {
         observe { query in
             let candidates = try query.limit(min(query.limitCount ?? 1, 1)).execution().runCandidates()
-            return (candidates.first?.entity, ResultSignature(candidates))
+            return (candidates.first.map { Table<T>.entity($0.row) }, ResultSignature(candidates))
         }
     }
 
@@ -66,7 +66,7 @@ extension Query {
     public func groupedValues<V: Hashable & Sendable>(by field: KeyPath<T, V> & Sendable) -> AsyncStream<[(key: V, entities: [T])]> {
         observe { query in
             let candidates = try query.execution().runCandidates()
-            return (try query.grouped(candidates.map(\.entity), by: field), ResultSignature(candidates))
+            return (try query.grouped(candidates.map { Table<T>.entity($0.row) }, by: field), ResultSignature(candidates))
         }
     }
 

@@ -93,7 +93,7 @@ extension Query {
     }
 
     /// The graph and the rows it holds (for live graphs' signatures).
-    func buildGraph() throws -> (graph: EntityGraph<T>, candidates: [Candidate<T>], builder: GraphBuilder) {
+    func buildGraph() throws -> (graph: EntityGraph<T>, candidates: [Candidate], builder: GraphBuilder) {
         let state = version()
         var query = self
         query.source = .state(state)
@@ -101,7 +101,7 @@ extension Query {
         var builder = GraphBuilder(state: state, store: table.store)
         for candidate in candidates { _ = builder.add(ObjectIdentifier(T.self), candidate.id, candidate.row) }
         for step in inclusions.steps { builder.follow(step, from: candidates.map(\.row)) }
-        let graph = EntityGraph(roots: candidates.map(\.entity), missing: builder.missing, rows: builder.rows)
+        let graph = EntityGraph(roots: candidates.map { Table<T>.entity($0.row) }, missing: builder.missing, rows: builder.rows)
         return (graph, candidates, builder)
     }
 

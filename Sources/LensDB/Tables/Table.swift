@@ -19,7 +19,7 @@ public final class Table<T: Entity>: Sendable {
     public let name: String
     /// The indexes it was opened with.
     public let indexes: [Index<T>]
-    let store: Store
+    @usableFromInline let store: Store
 
     init(store: Store, name: String, indexes: [Index<T>]) {
         self.store = store
@@ -29,30 +29,32 @@ public final class Table<T: Entity>: Sendable {
 
     /// The table's storage in `state`: empty when it holds none (a version
     /// from before the table was opened).
-    func storage(in state: StoreState) -> TableStorage {
+    @usableFromInline func storage(in state: StoreState) -> TableStorage {
         if let storage = state.typed[name], storage.schema.entityType == ObjectIdentifier(T.self) { return storage }
         return TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))
     }
 
     /// The entity a row of this table holds.
-    @inline(__always)
+    @inlinable @inline(__always)
     static func entity(_ row: RowObject) -> T { unsafeDowncast(row, to: RowBox<T>.self).value }
 
     /// The entity `id` in the latest committed version. O(log n); no decode.
+    @inlinable
     public subscript(id: T.ID) -> T? {
         snapshot()[id]
     }
 
     /// How many entities the latest committed version holds (quarantined
     /// entries not counted).
-    public var count: Int { snapshot().count }
+    @inlinable public var count: Int { snapshot().count }
 
     /// Every entity of the latest committed version, in identifier order.
-    public func all() -> [T] { snapshot().all() }
+    @inlinable public func all() -> [T] { snapshot().all() }
 
     /// The latest committed version of the table, to read consistently:
     /// every read of the snapshot sees that one version, and a run of point
     /// reads pays for taking the version once. O(1).
+    @inlinable
     public func snapshot() -> TableSnapshot<T> {
         let state = store.current
         return TableSnapshot(table: self, state: state, storage: storage(in: state))
@@ -117,11 +119,19 @@ public final class Table<T: Entity>: Sendable {
 ///
 /// A value: hold it as long as you like; commits made meanwhile are not in it.
 public struct TableSnapshot<T: Entity>: Sendable {
-    let table: Table<T>
-    let state: StoreState
-    let storage: TableStorage
+    @usableFromInline let table: Table<T>
+    @usableFromInline let state: StoreState
+    @usableFromInline let storage: TableStorage
+
+    @usableFromInline
+    init(table: Table<T>, state: StoreState, storage: TableStorage) {
+        self.table = table
+        self.state = state
+        self.storage = storage
+    }
 
     /// The entity `id`. O(log n); no decode.
+    @inlinable
     public subscript(id: T.ID) -> T? {
         // Only a value-format identifier can fail to encode, and no stored
         // entity has one that does.
@@ -130,13 +140,14 @@ public struct TableSnapshot<T: Entity>: Sendable {
     }
 
     /// How many entities this version holds.
-    public var count: Int { storage.rows.count }
+    @inlinable public var count: Int { storage.entityCount }
 
     /// Every entity, in identifier order.
+    @inlinable
     public func all() -> [T] {
         var result: [T] = []
-        result.reserveCapacity(storage.rows.count)
-        storage.rows.forEach { _, row in result.append(Table<T>.entity(row)); return true }
+        result.reserveCapacity(storage.entityCount)
+        storage.forEachRow { row in result.append(Table<T>.entity(row)) }
         return result
     }
 

@@ -8,19 +8,21 @@ import HashTreeCollections
 /// `@unchecked Sendable`: every stored property of this class and of its
 /// only subclass, ``RowBox``, is a `let` of a `Sendable` type, so an
 /// instance never changes after `init` and may be read from any thread.
+@usableFromInline
 class RowObject: @unchecked Sendable {
     /// The LSN of the commit that last changed the entity (for entities
     /// loaded at open: the store's LSN then, an upper bound).
-    let lsn: UInt64
+    @usableFromInline let lsn: UInt64
 
-    init(lsn: UInt64) { self.lsn = lsn }
+    @usableFromInline init(lsn: UInt64) { self.lsn = lsn }
 }
 
 /// A ``RowObject`` holding an entity of type `T`.
+@usableFromInline
 final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
-    let value: T
+    @usableFromInline let value: T
 
-    init(_ value: T, lsn: UInt64) {
+    @usableFromInline init(_ value: T, lsn: UInt64) {
         self.value = value
         super.init(lsn: lsn)
     }
@@ -73,6 +75,7 @@ struct TableSchema: Sendable {
 /// An identifier as tables order and store it: its ``IndexValue`` for the
 /// types with an order-preserving key encoding, and its value-format bytes
 /// for the rest (whose identifier order is then the order of those bytes).
+@inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
     switch id {
     case let value as Int64: .int(value)
@@ -94,6 +97,7 @@ struct QuarantinedEntry: Sendable {
 /// One version of a typed table: its entities in identifier order, its
 /// indexes, and the entries it quarantined. A value type over persistent
 /// trees: taking a version is O(1), a change O(log n) per index.
+@usableFromInline
 struct TableStorage: Sendable {
     let name: String
     let schema: TableSchema
@@ -111,7 +115,15 @@ struct TableStorage: Sendable {
     var count: Int { rows.count + quarantine.count }
     var encoding: TableEncoding { schema.encoding }
 
-    func row(_ id: IndexValue) -> RowObject? { rows.value(for: id) }
+    @usableFromInline func row(_ id: IndexValue) -> RowObject? { rows.value(for: id) }
+
+    /// How many entities this version holds (quarantined entries not counted).
+    @usableFromInline var entityCount: Int { rows.count }
+
+    /// Calls `body` with every row, in identifier order.
+    @usableFromInline func forEachRow(_ body: (RowObject) -> Void) {
+        rows.forEach { _, row in body(row); return true }
+    }
 
     /// Inserts or replaces the entity `id`; returns the row it replaced.
     @discardableResult

@@ -9,8 +9,16 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     public let keyPaths: [PartialKeyPath<T> & Sendable]
     /// Whether two entities may not share a key.
     public let isUnique: Bool
-    /// The key of one entity.
-    let key: @Sendable (T) -> IndexedKey
+    /// The key of one row. Built `@inlinable`, so it is compiled in the
+    /// program's module and reads the fields in the row's box directly.
+    @usableFromInline let rowKey: @Sendable (RowObject) -> IndexedKey
+
+    @usableFromInline
+    init(keyPaths: [PartialKeyPath<T> & Sendable], isUnique: Bool, rowKey: @escaping @Sendable (RowObject) -> IndexedKey) {
+        self.keyPaths = keyPaths
+        self.isUnique = isUnique
+        self.rowKey = rowKey
+    }
 
     /// A name for plans and errors: `city`, `city+age`.
     public var name: String {
@@ -23,33 +31,34 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     public var description: String { (isUnique ? "unique " : "") + "index \(name)" }
 
     /// An index on one field.
+    @inlinable
     public static func on<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
-        Index(keyPaths: [field], isUnique: false) { .one($0[keyPath: field].indexValue) }
+        Index(keyPaths: [field], isUnique: false) { .one(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field].indexValue) }
     }
 
     /// An index on two fields, ordered by the first, then the second: serves
     /// equality on the first with any condition on the second.
+    @inlinable
     public static func on<A: IndexableValue, B: IndexableValue>(
         _ first: KeyPath<T, A> & Sendable, _ second: KeyPath<T, B> & Sendable
     ) -> Index {
         Index(keyPaths: [first, second], isUnique: false) {
-            .many([$0[keyPath: first].indexValue, $0[keyPath: second].indexValue])
+            let entity = unsafeDowncast($0, to: RowBox<T>.self)
+            return .many([entity.value[keyPath: first].indexValue, entity.value[keyPath: second].indexValue])
         }
     }
 
     /// An index on one field whose values no two entities may share: a put
     /// that would break it throws ``TableError/uniqueViolation(index:value:)``.
     /// `nil` values are not compared (any number of entities may have none).
+    @inlinable
     public static func unique<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
-        Index(keyPaths: [field], isUnique: true) { .one($0[keyPath: field].indexValue) }
+        Index(keyPaths: [field], isUnique: true) { .one(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field].indexValue) }
     }
 
     /// The definition as a table's storage holds it, without `T`.
     var erased: IndexDefinition {
-        let key = self.key
-        return IndexDefinition(name: name, isUnique: isUnique, keyPaths: keyPaths, description: description) {
-            key(unsafeDowncast($0, to: RowBox<T>.self).value)
-        }
+        IndexDefinition(name: name, isUnique: isUnique, keyPaths: keyPaths, description: description, key: rowKey)
     }
 }
 
@@ -70,6 +79,7 @@ struct IndexDefinition: Sendable, CustomStringConvertible {
 
 /// An index key: one value, or several for a multi-field index (compared
 /// field by field).
+@usableFromInline
 enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     case one(IndexValue)
     case many([IndexValue])
@@ -88,6 +98,7 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    @usableFromInline
     static func < (a: IndexedKey, b: IndexedKey) -> Bool {
         switch (a, b) {
         case let (.one(x), .one(y)): x < y
@@ -95,6 +106,7 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         }
     }
 
+    @usableFromInline
     var description: String {
         switch self {
         case let .one(value): "\(value)"

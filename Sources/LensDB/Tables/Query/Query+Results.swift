@@ -72,20 +72,20 @@ struct QueryExecution<T: Entity> {
     let query: Query<T>
     let storage: TableStorage
     let plan: QueryPlan<T>
-    let predicate: (@Sendable (T) -> Bool)?
+    let predicate: (@Sendable (RowObject) -> Bool)?
 
     init(query: Query<T>, storage: TableStorage, plan: QueryPlan<T>) {
         self.query = query
         self.storage = storage
         self.plan = plan
-        predicate = query.filter?.node.compiled()
+        predicate = query.filter?.node.compiledForRows()
     }
 
-    func run() throws -> [T] { try runCandidates().map(\.entity) }
+    func run() throws -> [T] { try runCandidates().map { Table<T>.entity($0.row) } }
 
     /// The results with their identifiers and rows (whose LSNs tell live
     /// queries whether a result changed).
-    func runCandidates() throws -> [Candidate<T>] {
+    func runCandidates() throws -> [Candidate] {
         if query.offsetCount < 0 { throw QueryError.negativeOffset(query.offsetCount) }
         if let limit = query.limitCount, limit < 0 { throw QueryError.negativeLimit(limit) }
         if query.limitCount == 0 { return [] }
@@ -93,10 +93,9 @@ struct QueryExecution<T: Entity> {
         if let walk = plan.walk {
             walkIndex(walk.position, descending: walk.descending, into: &page)
         } else {
-            var found: [Candidate<T>] = []
+            var found: [Candidate] = []
             forEachCandidate { id, row in
-                let entity = Table<T>.entity(row)
-                if matches(entity) { found.append(page.order.candidate(id: id, row: row)) }
+                if matches(row) { found.append(page.order.candidate(id: id, row: row)) }
             }
             let positions = isInFinalOrder ? Array(found.indices) : page.order.sortedPositions(found)
             for position in positions where !page.add(found[position]) { break }
@@ -104,7 +103,7 @@ struct QueryExecution<T: Entity> {
         return page.results
     }
 
-    private func matches(_ entity: T) -> Bool { predicate?(entity) ?? true }
+    private func matches(_ row: RowObject) -> Bool { predicate?(row) ?? true }
 
     /// Whether the candidates already come in the query's order: a scan
     /// (identifier order) of a query with no order of its own.
@@ -145,33 +144,32 @@ struct QueryExecution<T: Entity> {
         let index = storage.indexes[position]
         var range = KeyRange.everything
         if case let .index(accessPosition, ranges) = plan.access, accessPosition == position, ranges.count == 1 { range = ranges[0] }
-        var group: [Candidate<T>] = []
+        var group: [Candidate] = []
         var groupKey: IndexedKey?
         var full = false
         func flush() {
             for position in page.order.sortedPositions(group) where !full { full = !page.add(group[position]) }
             group.removeAll(keepingCapacity: true)
         }
-        let start = page.after.map { index.definition.key(RowBox($0.entity, lsn: 0)) }
+        let start = page.after.map { index.definition.key($0.row) }
         index.forEach(in: range, descending: descending, startingAt: start) { entry, row in
             if entry.key != groupKey {
                 flush()
                 if full { return false }
                 groupKey = entry.key
             }
-            let entity = Table<T>.entity(row)
-            if matches(entity) { group.append(page.order.candidate(id: entry.id, row: row)) }
+            if matches(row) { group.append(page.order.candidate(id: entry.id, row: row)) }
             return true
         }
         if !full { flush() }
     }
 }
 
-/// An entity with its identifier as tables order it and, when every sort
-/// key of the query has one, its place in the order as plain values.
-struct Candidate<T: Entity> {
+/// An entity's row with its identifier as tables order it and, when every
+/// sort key of the query has one, its place in the order as plain values.
+/// Holds no copy of the entity: only the page's results are copied out.
+struct Candidate {
     let id: IndexValue
-    let entity: T
     let row: RowObject
     let sortKey: SortEntry?
 }
@@ -216,7 +214,7 @@ struct TotalOrder<T: Entity> {
     init(_ query: Query<T>) throws {
         keys = query.order
         descending = query.order.map(\.descending)
-        comparesValues = query.order.allSatisfy { $0.indexValue != nil }
+        comparesValues = query.order.allSatisfy { $0.rowValue != nil }
         ranks = try query.identifierOrder.map { ids in
             var ranks: [IndexValue: Int] = [:]
             for (rank, id) in ids.enumerated() {
@@ -227,21 +225,20 @@ struct TotalOrder<T: Entity> {
         }
     }
 
-    func candidate(id: IndexValue, row: RowObject) -> Candidate<T> {
-        let entity = Table<T>.entity(row)
-        guard comparesValues else { return Candidate(id: id, entity: entity, row: row, sortKey: nil) }
-        let entry = SortEntry(rank: ranks?[id] ?? .max, keys: keys.map { $0.indexValue!(entity) }, id: id)
-        return Candidate(id: id, entity: entity, row: row, sortKey: entry)
+    func candidate(id: IndexValue, row: RowObject) -> Candidate {
+        guard comparesValues else { return Candidate(id: id, row: row, sortKey: nil) }
+        let entry = SortEntry(rank: ranks?[id] ?? .max, keys: keys.map { $0.rowValue!(row) }, id: id)
+        return Candidate(id: id, row: row, sortKey: entry)
     }
 
-    func compare(_ a: Candidate<T>, _ b: Candidate<T>) -> Int {
+    func compare(_ a: Candidate, _ b: Candidate) -> Int {
         if let x = a.sortKey, let y = b.sortKey { return SortEntry.compare(x, y, descending: descending) }
         if let ranks {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
         for key in keys {
-            let result = key.directed(a.entity, b.entity)
+            let result = key.directed(a.row, b.row)
             if result != 0 { return result }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
@@ -249,7 +246,7 @@ struct TotalOrder<T: Entity> {
 
     /// The positions of `candidates` in this order. Sorting positions moves
     /// integers, not entities.
-    func sortedPositions(_ candidates: [Candidate<T>]) -> [Int] {
+    func sortedPositions(_ candidates: [Candidate]) -> [Int] {
         if comparesValues { return SortEntry.sortedPositions(candidates.map { $0.sortKey! }, descending: descending) }
         return candidates.withUnsafeBufferPointer { buffer in
             var positions = Array(buffer.indices)
@@ -264,8 +261,8 @@ struct Page<T: Entity> {
     let query: Query<T>
     let order: TotalOrder<T>
     /// The entity results must come strictly after, with its identifier.
-    let after: Candidate<T>?
-    private(set) var results: [Candidate<T>] = []
+    let after: Candidate?
+    private(set) var results: [Candidate] = []
     private var skipped = 0
 
     init(query: Query<T>, order: TotalOrder<T>) throws {
@@ -275,7 +272,7 @@ struct Page<T: Entity> {
     }
 
     /// Adds the next entity in order; false once the page is full.
-    mutating func add(_ candidate: Candidate<T>) -> Bool {
+    mutating func add(_ candidate: Candidate) -> Bool {
         if let limit = query.limitCount, results.count >= limit { return false }
         if let after, order.compare(candidate, after) <= 0 { return true }
         if skipped < query.offsetCount {

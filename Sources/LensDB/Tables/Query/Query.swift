@@ -15,6 +15,7 @@
 ///
 /// Thread-safety: a `Query` is a `Sendable` value; run it from any thread.
 public struct Query<T: Entity>: Sendable {
+    @usableFromInline
     enum Source: Sendable {
         /// The store's latest committed version when the query runs.
         case latest
@@ -22,14 +23,14 @@ public struct Query<T: Entity>: Sendable {
         case state(StoreState)
     }
 
-    let table: Table<T>
-    var source: Source
-    var filter: Filter<T>?
-    var order: [SortKey<T>] = []
-    var identifierOrder: [T.ID]?
-    var offsetCount = 0
-    var limitCount: Int?
-    var afterEntity: T?
+    @usableFromInline let table: Table<T>
+    @usableFromInline var source: Source
+    @usableFromInline var filter: Filter<T>?
+    @usableFromInline var order: [SortKey<T>] = []
+    @usableFromInline var identifierOrder: [T.ID]?
+    @usableFromInline var offsetCount = 0
+    @usableFromInline var limitCount: Int?
+    @usableFromInline var afterEntity: T?
     /// The relationships ``graph()`` follows.
     var inclusions = Inclusions<T>()
 
@@ -39,6 +40,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Keeps the entities `filter` holds for, in addition to earlier filters.
+    @inlinable
     public func filter(_ filter: Filter<T>) -> Query {
         var query = self
         query.filter = self.filter.map { $0 && filter } ?? filter
@@ -47,6 +49,7 @@ public struct Query<T: Entity>: Sendable {
 
     /// Orders by `field`, replacing any earlier order. Ties end in
     /// identifier order, so every order is total and stable.
+    @inlinable
     public func sorted<V: Comparable & Sendable>(by field: KeyPath<T, V> & Sendable, _ direction: SortDirection = .ascending) -> Query {
         var query = self
         query.order = [SortKey(field, direction)]
@@ -55,6 +58,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Orders by an optional field: `nil` first when ascending, last when descending.
+    @inlinable
     public func sorted<V: Comparable & Sendable>(by field: KeyPath<T, V?> & Sendable, _ direction: SortDirection = .ascending) -> Query {
         var query = self
         query.order = [SortKey(field, direction)]
@@ -63,6 +67,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Breaks ties of the order so far by `field`.
+    @inlinable
     public func then<V: Comparable & Sendable>(by field: KeyPath<T, V> & Sendable, _ direction: SortDirection = .ascending) -> Query {
         var query = self
         query.order.append(SortKey(field, direction))
@@ -70,6 +75,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Breaks ties of the order so far by an optional field.
+    @inlinable
     public func then<V: Comparable & Sendable>(by field: KeyPath<T, V?> & Sendable, _ direction: SortDirection = .ascending) -> Query {
         var query = self
         query.order.append(SortKey(field, direction))
@@ -86,6 +92,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Skips the first `count` results.
+    @inlinable
     public func offset(_ count: Int) -> Query {
         var query = self
         query.offsetCount = count
@@ -93,6 +100,7 @@ public struct Query<T: Entity>: Sendable {
     }
 
     /// Returns at most `count` results.
+    @inlinable
     public func limit(_ count: Int) -> Query {
         var query = self
         query.limitCount = count
@@ -114,56 +122,62 @@ public enum SortDirection: Sendable, Equatable {
 }
 
 /// One key of a query's order.
+///
+/// Built `@inlinable`, so its closures are compiled in the program's module
+/// for its entity and field types; the `row…` ones read the field in the
+/// row's box, so sorting copies no entity.
+@usableFromInline
 struct SortKey<T: Entity>: Sendable {
-    let keyPath: AnyKeyPath & Sendable
-    let descending: Bool
-    let isOptional: Bool
+    @usableFromInline let keyPath: AnyKeyPath & Sendable
+    @usableFromInline let descending: Bool
+    @usableFromInline let isOptional: Bool
     /// Whether the field's `<` is its index's order, so an index on it can
     /// serve this order.
-    let indexOrdered: Bool
+    @usableFromInline let indexOrdered: Bool
     /// The field's value as indexes order it, when that is the field's own
     /// order (``indexOrdered``): lets a sort compare values, not key paths.
-    let indexValue: (@Sendable (T) -> IndexValue)?
+    @usableFromInline let rowValue: (@Sendable (RowObject) -> IndexValue)?
     /// -1, 0 or 1 as `a` comes before, with, or after `b` in ascending order.
-    let compare: @Sendable (T, T) -> Int
+    @usableFromInline let rowCompare: @Sendable (RowObject, RowObject) -> Int
 
+    @inlinable
     init<V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
         keyPath = field
         descending = direction == .descending
         isOptional = false
         indexOrdered = V.self is any IndexOrderedValue.Type
         if V.self is any IndexOrderedValue.Type {
-            indexValue = { entity in
+            rowValue = { row in
                 // Every IndexOrderedValue type is an IndexableValue.
-                let value: any IndexableValue = entity[keyPath: field] as! any IndexableValue
-                return value.indexValue
+                (unsafeDowncast(row, to: RowBox<T>.self).value[keyPath: field] as! any IndexableValue).indexValue
             }
         } else {
-            indexValue = nil
+            rowValue = nil
         }
-        compare = { a, b in
-            let x = a[keyPath: field], y = b[keyPath: field]
+        rowCompare = { a, b in
+            let x = unsafeDowncast(a, to: RowBox<T>.self).value[keyPath: field]
+            let y = unsafeDowncast(b, to: RowBox<T>.self).value[keyPath: field]
             return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
         }
     }
 
+    @inlinable
     init<V: Comparable & Sendable>(_ field: KeyPath<T, V?> & Sendable, _ direction: SortDirection) {
         keyPath = field
         descending = direction == .descending
         isOptional = true
         indexOrdered = V.self is any IndexOrderedValue.Type
         if V.self is any IndexOrderedValue.Type {
-            indexValue = { entity in
-                guard let field = entity[keyPath: field] else { return .null }
+            rowValue = { row in
+                guard let field = unsafeDowncast(row, to: RowBox<T>.self).value[keyPath: field] else { return .null }
                 // Every IndexOrderedValue type is an IndexableValue.
-                let value: any IndexableValue = field as! any IndexableValue
-                return value.indexValue
+                return (field as! any IndexableValue).indexValue
             }
         } else {
-            indexValue = nil
+            rowValue = nil
         }
-        compare = { a, b in
-            switch (a[keyPath: field], b[keyPath: field]) {
+        rowCompare = { a, b in
+            switch (unsafeDowncast(a, to: RowBox<T>.self).value[keyPath: field], unsafeDowncast(b, to: RowBox<T>.self).value[keyPath: field]) {
             case (nil, nil): return 0
             case (nil, _): return -1
             case (_, nil): return 1
@@ -173,7 +187,7 @@ struct SortKey<T: Entity>: Sendable {
     }
 
     /// The comparison in this key's direction.
-    func directed(_ a: T, _ b: T) -> Int { descending ? -compare(a, b) : compare(a, b) }
+    func directed(_ a: RowObject, _ b: RowObject) -> Int { descending ? -rowCompare(a, b) : rowCompare(a, b) }
 }
 
 /// Why a query cannot run.
