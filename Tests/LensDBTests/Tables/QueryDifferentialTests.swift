@@ -19,7 +19,14 @@ import Testing
 
     static func randomCase(_ random: inout SeededGenerator, sample: [Person], shapes: inout [String: Int]) -> Case {
         var (filter, keep, text) = randomFilter(&random, depth: 0, shapes: &shapes)
-        if Bool.random(using: &random) {
+        if Int.random(in: 0..<10, using: &random) == 0 {
+            // Equalities on two indexed fields, each selective: the shape an
+            // intersection of two indexes serves, which random && rarely makes.
+            let age = Int.random(in: 10...70, using: &random), score = Double(Int.random(in: 0...40, using: &random)) / 4
+            filter = \.age == age && \.score == score
+            keep = { $0.age == age && $0.score == score }
+            text = "age == \(age) && score == \(score)"
+        } else if Bool.random(using: &random) {
             let (second, secondKeep, secondText) = randomFilter(&random, depth: 0, shapes: &shapes)
             let firstKeep = keep
             filter = filter && second
@@ -80,6 +87,20 @@ import Testing
         return Case(query: query, keep: keepAll, before: before, offset: offset, limit: limit,
                     text: text + " offset \(offset) limit \(limit.map(String.init) ?? "none")")
     }
+
+    /// The access each plan starts with (the second line of `explain()`).
+    static let planKinds = ["scan", "use index", "intersect", "walk index", "primary key"]
+    /// Shapes of plans the planner must have chosen at least once: an
+    /// ordered walk of a two-field index within an equality, index ranges
+    /// that leave no condition to check, and a sort that keeps only the
+    /// offset + limit first matches.
+    static let planFeatures = [
+        ("walk within an equality", "backwards (= "),
+        ("walk of a two-field index", "walk index people.city+score"),
+        ("no condition left", "nothing left to check"),
+        ("top offset + limit", "keeping the first"),
+        ("merged intersection", ", merged (reads"),
+    ]
 
     /// Filters nest `&&`, `||` and `!` at depths 0 ..< this; below, only leaves.
     static let compoundDepths = 3
@@ -166,7 +187,9 @@ import Testing
                 let answer = try testCase.query(people.query).all()
                 checked += 1
                 let plan = testCase.query(people.query).explain()
-                for kind in ["scan", "use index", "intersect", "walking", "primary key"] where plan.contains(kind) { plans[kind, default: 0] += 1 }
+                let access = plan.split(separator: "\n")[1]
+                for kind in Self.planKinds where access.contains(kind) { plans[kind, default: 0] += 1 }
+                for (feature, text) in Self.planFeatures where plan.contains(text) { plans[feature, default: 0] += 1 }
                 if answer != expected(testCase, over: everyone) {
                     Issue.record("round \(round): \(testCase.text)\n\(testCase.query(people.query).explain())")
                     return
@@ -176,13 +199,13 @@ import Testing
         for (version, everyone) in held {
             for _ in 0..<60 {
                 let testCase = Self.randomCase(&random, sample: everyone, shapes: &shapes)
-                let answer = try testCase.query(Query(table: people, source: .state(version))).all()
-                #expect(answer == expected(testCase, over: everyone), "held version: \(testCase.text)")
+                let query = testCase.query(Query(table: people, source: .state(version)))
+                #expect(try query.all() == expected(testCase, over: everyone), "held version: \(testCase.text)\n\(query.explain())")
                 checked += 1
             }
         }
         print("queryDifferential: \(checked) queries checked, plans \(plans), filter shapes \(shapes.sorted { $0.key < $1.key })")
-        for kind in ["scan", "use index", "intersect", "walking", "primary key"] {
+        for kind in Self.planKinds + Self.planFeatures.map(\.0) {
             #expect(plans[kind, default: 0] > 0, "no query was planned with \(kind)")
         }
         // Each operator at the top and nested in another: a generator that

@@ -22,7 +22,9 @@ struct Person: Entity, Equatable {
     }
 }
 
-let personIndexes: [Index<Person>] = [.on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .unique(\.email), .on(\.nickname)]
+let personIndexes: [Index<Person>] = [
+    .on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .on(\.city, \.score), .unique(\.email), .on(\.nickname),
+]
 
 /// A store on a simulated file system with invariant checks, for table tests.
 func tableStore(_ fileSystem: SimulatedFileSystem = SimulatedFileSystem(), path: String = "/t.lensdb", checkingInvariants: Bool = true) throws -> Store {

@@ -22,6 +22,13 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         .string(string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping)
     }
 
+    /// Whether this is a NaN, which indexes order after every number and
+    /// equal to itself, where the number's own `==` says it equals nothing.
+    var isNaN: Bool {
+        if case let .double(value) = self { return value.isNaN }
+        return false
+    }
+
     private var rank: Int {
         switch self {
         case .null: 0

@@ -169,18 +169,24 @@ struct IndexStorage: Sendable {
 
     /// Calls `body` with the entries in `range`, in index order (descending
     /// when asked), until it returns false. With `start`, the walk begins at
-    /// that key (the entries before it in walking order are not read).
+    /// the first entry whose leading fields (as many as `start` has) reach
+    /// it in walking order: the entries before are not read.
     func forEach(
-        in range: KeyRange, descending: Bool = false, startingAt start: IndexedKey? = nil,
+        in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil,
         _ body: (IndexEntry, RowObject) throws -> Bool
     ) rethrows {
+        let leading = { (key: IndexedKey, start: [IndexValue]) in key.values.prefix(start.count) }
         if descending {
-            try entries.forEachReversed(from: { entry in range.isAbove(entry.key) || start.map { $0 < entry.key } == true }) { entry, row in
+            try entries.forEachReversed(from: { entry in
+                range.isAbove(entry.key) || start.map { $0.lexicographicallyPrecedes(leading(entry.key, $0)) } == true
+            }) { entry, row in
                 guard !range.isBelow(entry.key) else { return false }
                 return try body(entry, row)
             }
         } else {
-            try entries.forEach(from: { entry in range.isBelow(entry.key) || start.map { entry.key < $0 } == true }) { entry, row in
+            try entries.forEach(from: { entry in
+                range.isBelow(entry.key) || start.map { leading(entry.key, $0).lexicographicallyPrecedes($0) } == true
+            }) { entry, row in
                 guard !range.isAbove(entry.key) else { return false }
                 return try body(entry, row)
             }
@@ -225,6 +231,12 @@ struct KeyRange: Sendable, Equatable, CustomStringConvertible {
         guard let upper, prefix.count < values.count else { return false }
         let value = values[prefix.count]
         return upper.value < value || (!upper.inclusive && value == upper.value)
+    }
+
+    /// Whether no key can lie in the range: its lower bound is above its upper.
+    var isEmpty: Bool {
+        guard let lower, let upper else { return false }
+        return upper.value < lower.value || (upper.value == lower.value && !(lower.inclusive && upper.inclusive))
     }
 
     var description: String {

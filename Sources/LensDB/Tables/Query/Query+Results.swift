@@ -78,7 +78,8 @@ struct QueryExecution<T: Entity> {
         self.query = query
         self.storage = storage
         self.plan = plan
-        predicate = query.filter?.node.compiledForRows()
+        // Only what the plan's index ranges do not already guarantee.
+        predicate = plan.residual?.compiledForRows()
     }
 
     func run() throws -> [T] { try runCandidates().map { Table<T>.entity($0.row) } }
@@ -91,13 +92,20 @@ struct QueryExecution<T: Entity> {
         if query.limitCount == 0 { return [] }
         var page = try Page(query: query, order: try TotalOrder(query))
         if let walk = plan.walk {
-            walkIndex(walk.position, descending: walk.descending, into: &page)
+            walkIndex(walk, into: &page)
         } else {
             var found: [Candidate] = []
             forEachCandidate { id, row in
                 if matches(row) { found.append(page.order.candidate(id: id, row: row)) }
             }
-            let positions = isInFinalOrder ? Array(found.indices) : page.order.sortedPositions(found)
+            let positions: [Int]
+            if isInFinalOrder {
+                positions = Array(found.indices)
+            } else {
+                // Only the offset + limit first of those after `after` can be on the page.
+                if let after = page.after { found.removeAll { page.order.compare($0, after) <= 0 } }
+                positions = page.order.sortedPositions(found, keeping: query.limitCount.map { query.offsetCount + $0 })
+            }
             for position in positions where !page.add(found[position]) { break }
         }
         return page.results
@@ -125,13 +133,30 @@ struct QueryExecution<T: Entity> {
                 if let row = storage.row(id) { body(id, row) }
             }
         case let .intersection(first, second):
-            var common = Set<IndexValue>()
+            // The first index's identifiers as a sorted array: in order
+            // already for one range of equal keys, which then merges with
+            // the second's in one pass when it is one too; else sorted and
+            // probed by binary search.
+            var common: [IndexValue] = []
             for range in first.ranges {
-                storage.indexes[first.position].forEach(in: range) { entry, _ in common.insert(entry.id); return true }
+                storage.indexes[first.position].forEach(in: range) { entry, _ in common.append(entry.id); return true }
             }
+            let keyCount = { (position: Int) in self.storage.indexes[position].definition.keyPaths.count }
+            if first.ranges.count == 1, first.ranges[0].prefix.count == keyCount(first.position),
+               second.ranges.count == 1, second.ranges[0].prefix.count == keyCount(second.position) {
+                var next = 0
+                storage.indexes[second.position].forEach(in: second.ranges[0]) { entry, row in
+                    while next < common.count, common[next] < entry.id { next += 1 }
+                    if next < common.count, common[next] == entry.id { body(entry.id, row) }
+                    return next < common.count
+                }
+                return
+            }
+            common.sort()
             for range in second.ranges {
                 storage.indexes[second.position].forEach(in: range) { entry, row in
-                    if common.contains(entry.id) { body(entry.id, row) }
+                    let at = common.lowerBound(of: entry.id)
+                    if at < common.count, common[at] == entry.id { body(entry.id, row) }
                     return true
                 }
             }
@@ -140,10 +165,8 @@ struct QueryExecution<T: Entity> {
 
     /// Walks an index in the order's direction, one group of equal keys at
     /// a time (sorted by the rest of the order), stopping once the page is full.
-    private func walkIndex(_ position: Int, descending: Bool, into page: inout Page<T>) {
-        let index = storage.indexes[position]
-        var range = KeyRange.everything
-        if case let .index(accessPosition, ranges) = plan.access, accessPosition == position, ranges.count == 1 { range = ranges[0] }
+    private func walkIndex(_ walk: QueryPlan<T>.Walk, into page: inout Page<T>) {
+        let index = storage.indexes[walk.position]
         var group: [Candidate] = []
         var groupKey: IndexedKey?
         var full = false
@@ -151,8 +174,15 @@ struct QueryExecution<T: Entity> {
             for position in page.order.sortedPositions(group) where !full { full = !page.add(group[position]) }
             group.removeAll(keepingCapacity: true)
         }
-        let start = page.after.map { index.definition.key($0.row) }
-        index.forEach(in: range, descending: descending, startingAt: start) { entry, row in
+        // Where `after` lies in this walk: its value of the order's field
+        // within the range's equal prefix (the prefix is not part of the
+        // query's order, so the entity's own prefix does not count).
+        let start = page.after.map { after -> [IndexValue] in
+            let key = index.definition.key(after.row).values
+            let prefix = walk.range.prefix
+            return prefix.count < key.count ? prefix + [key[prefix.count]] : prefix
+        }
+        index.forEach(in: walk.range, descending: walk.descending, startingAt: start) { entry, row in
             if entry.key != groupKey {
                 flush()
                 if full { return false }
@@ -244,14 +274,18 @@ struct TotalOrder<T: Entity> {
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
     }
 
-    /// The positions of `candidates` in this order. Sorting positions moves
-    /// integers, not entities.
-    func sortedPositions(_ candidates: [Candidate]) -> [Int] {
-        if comparesValues { return SortEntry.sortedPositions(candidates.map { $0.sortKey! }, descending: descending) }
+    /// The positions of `candidates` in this order; with `keeping`, only
+    /// that many of the first, chosen in O(n log k) when they are few.
+    /// Sorting positions moves integers, not entities.
+    func sortedPositions(_ candidates: [Candidate], keeping: Int? = nil) -> [Int] {
+        if comparesValues {
+            let entries = candidates.map { $0.sortKey! }
+            return entries.withUnsafeBufferPointer { buffer in
+                firstPositions(buffer.count, keeping: keeping) { SortEntry.compare(buffer[$0], buffer[$1], descending: descending) < 0 }
+            }
+        }
         return candidates.withUnsafeBufferPointer { buffer in
-            var positions = Array(buffer.indices)
-            positions.sort { compare(buffer[$0], buffer[$1]) < 0 }
-            return positions
+            firstPositions(buffer.count, keeping: keeping) { compare(buffer[$0], buffer[$1]) < 0 }
         }
     }
 }
@@ -284,31 +318,90 @@ struct Page<T: Entity> {
     }
 }
 
+/// The positions `0..<count` in the order `before` gives; with `keeping`,
+/// only that many of the first. When they are few beside `count`, a bounded
+/// max-heap keeps the best seen so far, so the rest are never sorted.
+func firstPositions(_ count: Int, keeping: Int?, by before: (Int, Int) -> Bool) -> [Int] {
+    guard let keeping, keeping < count / 4 else {
+        var positions = Array(0..<count)
+        positions.sort(by: before)
+        return keeping.map { Array(positions.prefix($0)) } ?? positions
+    }
+    guard keeping > 0 else { return [] }
+    // heap[0] is the worst kept position; a better one replaces it.
+    var heap: [Int] = []
+    heap.reserveCapacity(keeping)
+    func siftDown(_ start: Int) {
+        var parent = start
+        while true {
+            let left = 2 * parent + 1, right = left + 1
+            var worst = parent
+            if left < heap.count, before(heap[worst], heap[left]) { worst = left }
+            if right < heap.count, before(heap[worst], heap[right]) { worst = right }
+            if worst == parent { return }
+            heap.swapAt(parent, worst)
+            parent = worst
+        }
+    }
+    func siftUp(_ start: Int) {
+        var child = start
+        while child > 0, before(heap[(child - 1) / 2], heap[child]) {
+            heap.swapAt(child, (child - 1) / 2)
+            child = (child - 1) / 2
+        }
+    }
+    for position in 0..<count {
+        if heap.count < keeping {
+            heap.append(position)
+            siftUp(heap.count - 1)
+        } else if before(position, heap[0]) {
+            heap[0] = position
+            siftDown(0)
+        }
+    }
+    heap.sort(by: before)
+    return heap
+}
+
 extension QueryPlan {
     func describe(for query: Query<T>, _ contents: TableStorage) -> String {
         var lines = ["query \(contents.name) (\(total) entities)"]
         let name = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
         let ranges = { (ranges: [KeyRange]) in ranges.map(\.description).joined(separator: " | ") }
-        switch access {
-        case .scan: lines.append("  scan: every entity, in identifier order")
-        case let .identifiers(ids): lines.append("  use the primary key: \(ids.count) identifier(s)")
-        case let .index(position, within):
-            lines.append("  use \(name(position)) (\(ranges(within))): reads \(estimate) entities")
-        case let .intersection(first, second):
-            lines.append("  intersect \(name(first.position)) (\(ranges(first.ranges))) with \(name(second.position)) (\(ranges(second.ranges)))")
+        if let walk {
+            lines.append("  walk \(name(walk.position))\(walk.descending ? " backwards" : "") (\(walk.range.description)): reads about \(estimate) entities")
+        } else {
+            switch access {
+            case .scan: lines.append("  scan: every entity, in identifier order")
+            case let .identifiers(ids): lines.append("  use the primary key: \(ids.count) identifier(s)")
+            case let .index(position, within):
+                lines.append("  use \(name(position)) (\(ranges(within))): reads \(estimate) entities")
+            case let .intersection(first, second):
+                lines.append("  intersect \(name(first.position)) (\(ranges(first.ranges))) with \(name(second.position)) (\(ranges(second.ranges))): reads \(estimate) entries")
+            }
         }
-        if let filter = query.filter { lines.append("  filter: \(filter.node.text)") }
+        if let residual {
+            lines.append("  filter: \(residual.text)")
+        } else if let filter = query.filter {
+            lines.append("  filter: \(filter.node.text), which the index ranges decide: nothing left to check")
+        }
         let keys = (query.identifierOrder.map { ["\($0.count) identifiers first"] } ?? [])
             + query.order.map { "\($0.keyPath)" + ($0.descending ? " descending" : "") } + ["id"]
         if let walk {
-            lines.append("  order: \(keys.joined(separator: ", ")) by walking \(name(walk.position))\(walk.descending ? " backwards" : "")")
+            lines.append("  order: \(keys.joined(separator: ", ")) by walking \(name(walk.position))\(walk.descending ? " backwards" : ""), stopping once the page is full")
+        } else if case .scan = access, query.order.isEmpty, query.identifierOrder == nil {
+            lines.append("  order: id, as the scan reads them")
         } else {
-            lines.append("  order: \(keys.joined(separator: ", ")) by sorting the matches")
+            let kept = query.limitCount.map { ", keeping the first \(query.offsetCount + $0)" } ?? ""
+            lines.append("  order: \(keys.joined(separator: ", ")) by sorting the matches\(kept)")
         }
         if query.afterEntity != nil { lines.append("  after: \(query.afterEntity.map { "\($0.id)" } ?? "")") }
         if query.offsetCount > 0 || query.limitCount != nil {
             lines.append("  offset \(query.offsetCount)" + (query.limitCount.map { ", limit \($0)" } ?? ""))
         }
+        let weighed = alternatives.map { String(format: "%@ (reads %.0f, cost %.0f)", $0.name, $0.reads, $0.cost) }
+        lines.append(String(format: "  estimates: ~%.0f matches; chose ", matches) + weighed.first!
+            + (weighed.count > 1 ? " over " + weighed.dropFirst().joined(separator: ", ") : ""))
         return lines.joined(separator: "\n")
     }
 }

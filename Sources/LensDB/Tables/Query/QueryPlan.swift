@@ -1,7 +1,7 @@
 import Foundation
 
 /// How a query finds its entities, chosen against one version's indexes;
-/// ``Query/explain()`` prints it.
+/// ``Query/explain()`` prints it with the estimates that chose it.
 struct QueryPlan<T: Entity> {
     enum Access {
         /// Every entity, in identifier order.
@@ -10,139 +10,294 @@ struct QueryPlan<T: Entity> {
         case index(position: Int, ranges: [KeyRange])
         /// The entities with these identifiers (an `==` or `in` on `\.id`).
         case identifiers([IndexValue])
-        /// The entities two indexes both find.
+        /// The entities two indexes both find: the smaller one's identifiers,
+        /// sorted, probed by the other's entries.
         case intersection(first: (position: Int, ranges: [KeyRange]), second: (position: Int, ranges: [KeyRange]))
+    }
+
+    /// An index walked in the query's order within one range, so no sort of
+    /// the matches is needed and a limit stops the walk early.
+    struct Walk {
+        var position: Int
+        var descending: Bool
+        var range: KeyRange
+    }
+
+    /// One way the planner weighed, for ``Query/explain()``.
+    struct Alternative {
+        var name: String
+        /// Entries it would read.
+        var reads: Double
+        /// Reads, filter work and sorting, in units of one entry read.
+        var cost: Double
     }
 
     var access: Access
     /// How many entities the access reads (exact for index ranges).
     var estimate: Int
-    /// Set when results come in the query's order by walking this index
-    /// (within the access's ranges), so no sort of all matches is needed
-    /// and a limit stops the walk early.
-    var walk: (position: Int, descending: Bool)?
+    /// Set when results come in the query's order by walking an index.
+    var walk: Walk?
+    /// The conditions the access does not guarantee, checked on each
+    /// candidate; nil when the index ranges imply every condition.
+    var residual: Filter<T>.Node?
+    /// How many entities are expected to match.
+    var matches: Double
     var total: Int
+    /// Every way weighed, the chosen one first.
+    var alternatives: [Alternative] = []
 }
 
-/// Chooses a plan: the most selective index that serves the filter's
-/// conditions (equality, `in`, ranges, equality then a range on a two-field
-/// index), an intersection of two when both are selective, an index walked
-/// in order to serve an order with a limit, or a scan when nothing applies.
+/// Chooses a plan by estimated cost: the primary key; the index range that
+/// reads the fewest entries (equality, `in`, ranges, equality then a range
+/// on a two-field index); an intersection of two selective indexes; an
+/// index walked in the order asked for, stopping once offset + limit
+/// results are found; or a scan. Index ranges are counted exactly in
+/// O(log n); conditions no index serves count as halving the matches, and
+/// conditions on different fields as independent.
 struct QueryPlanner<T: Entity> {
     let contents: TableStorage
     let query: Query<T>
 
+    /// An index range narrowing the candidates, with the conditions it makes redundant.
+    private struct Candidate {
+        var position: Int
+        var ranges: [KeyRange]
+        var count: Int
+        var implied: Set<Int>
+        /// Whether its entries come in identifier order: one range of
+        /// equal keys, which an index orders by identifier.
+        var inIdentifierOrder: Bool
+    }
+
+    // Costs in units of reading one index entry in order. Checking a
+    // condition on a candidate reaches its row, elsewhere in memory, and
+    // runs the condition; comparing two sort keys or identifiers is cheap.
+    private static var checkCost: Double { 2 }
+    private static var comparisonCost: Double { 0.1 }
+
     func plan() -> QueryPlan<T> {
         let total = contents.rows.count
         let conjuncts = query.filter?.node.conjuncts ?? []
-        var candidates: [(position: Int, ranges: [KeyRange], count: Int)] = []
-        for (position, index) in contents.indexes.enumerated() {
-            guard let ranges = ranges(for: index.definition, conjuncts) else { continue }
-            candidates.append((position, ranges, ranges.reduce(0) { $0 + index.count(in: $1) }))
-        }
-        candidates.sort { $0.count < $1.count }
-        var plan = QueryPlan<T>(access: .scan, estimate: total, walk: nil, total: total)
-        // The primary key serves equality and `in` on the identifier.
-        if let path = identifierPath(conjuncts), let ids = Conditions(on: path, conjuncts)?.equals, ids.count <= candidates.first?.count ?? total {
-            plan = QueryPlan(access: .identifiers(ids), estimate: ids.count, walk: nil, total: total)
+        let candidates = contents.indexes.indices.compactMap { candidate(position: $0, conjuncts) }.sorted { $0.count < $1.count }
+        let matches = estimatedMatches(conjuncts, total: total)
+        // The primary key serves equality and `in` on the identifier: never more reads than matches.
+        if let (ids, implied) = identifiers(conjuncts), ids.count <= candidates.first?.count ?? total {
+            var plan = QueryPlan<T>(access: .identifiers(ids), estimate: ids.count, residual: residual(conjuncts, implied),
+                                    matches: min(matches, Double(ids.count)), total: total)
+            plan.alternatives = [.init(name: "primary key", reads: Double(ids.count), cost: Double(ids.count))]
             return plan
         }
-        if let best = candidates.first {
-            plan = QueryPlan(access: .index(position: best.position, ranges: best.ranges), estimate: best.count, walk: nil, total: total)
-            // Two selective indexes whose results are of like size: the
-            // intersection reads both but fetches only the common entities.
-            let field = { (position: Int) in self.contents.indexes[position].definition.keyPaths[0] as AnyKeyPath }
-            if let second = candidates.dropFirst().first(where: { field($0.position) != field(best.position) }),
-               best.count > 64, second.count <= 2 * best.count {
-                plan.access = .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges))
-            }
+        var options: [QueryPlan<T>] = []
+        var scan = QueryPlan<T>(access: .scan, estimate: total, residual: residual(conjuncts, []), matches: matches, total: total)
+        scan.alternatives = [.init(name: "scan", reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: isIdentifierOrder))]
+        options.append(scan)
+        for candidate in candidates.prefix(4) {
+            var plan = QueryPlan<T>(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
+                                    residual: residual(conjuncts, candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
+            plan.alternatives = [.init(name: "index \(indexName(candidate.position))", reads: Double(candidate.count),
+                                       cost: cost(reads: candidate.count, residual: plan.residual, matches: plan.matches, sortedAlready: false))]
+            options.append(plan)
         }
-        // Conditions on different fields are taken as independent: the
-        // share of entities that match is the product of their shares.
-        var seen = Set<AnyKeyPath>()
-        var share = conjuncts.isEmpty || !candidates.isEmpty ? 1.0 : 0.5
-        for candidate in candidates where seen.insert(contents.indexes[candidate.position].definition.keyPaths[0] as AnyKeyPath).inserted {
-            share *= Double(candidate.count) / Double(max(total, 1))
+        if let intersection = intersection(candidates, conjuncts, matches: matches, total: total) { options.append(intersection) }
+        options += walks(conjuncts, matches: matches, total: total)
+        let best = options.min { $0.alternatives[0].cost < $1.alternatives[0].cost }!
+        var chosen = best
+        chosen.alternatives += options.filter { $0.alternatives[0].name != best.alternatives[0].name }.map { $0.alternatives[0] }
+        return chosen
+    }
+
+    /// The estimated cost of reading `reads` entries, checking `residual` on
+    /// each, and ordering the `matches` (only the offset + limit first ones
+    /// when there is a limit) unless they come in order already.
+    private func cost(reads: Int, residual: Filter<T>.Node?, matches: Double, sortedAlready: Bool, checked: Int? = nil) -> Double {
+        var cost = Double(reads) + (residual == nil ? 0 : Self.checkCost * Double(checked ?? reads))
+        let ordered = sortedAlready || (query.order.isEmpty && query.identifierOrder == nil && isIdentifierOrder)
+        if !ordered, matches > 1 {
+            let kept = query.limitCount.map { Double(query.offsetCount + $0) } ?? matches
+            cost += Self.comparisonCost * matches * log2(max(2, min(kept, matches)))
         }
-        plan.walk = walk(for: plan, matching: max(Double(total) * share, 1))
+        return cost
+    }
+
+    /// Whether the query asks for identifier order, which a scan yields.
+    private var isIdentifierOrder: Bool { query.order.isEmpty && query.identifierOrder == nil }
+
+    /// The conditions `implied` does not cover, as one node; nil for none.
+    private func residual(_ conjuncts: [Filter<T>.Node], _ implied: Set<Int>) -> Filter<T>.Node? {
+        conjuncts.indices.filter { !implied.contains($0) }.map { conjuncts[$0] }.reduce(nil) { result, node in
+            result.map { .and($0, node) } ?? node
+        }
+    }
+
+    /// How many entities are expected to match: per field, the share an
+    /// index on it finds for the conditions on it; per condition no index
+    /// can count, a half.
+    private func estimatedMatches(_ conjuncts: [Filter<T>.Node], total: Int) -> Double {
+        guard total > 0 else { return 0 }
+        var share = 1.0
+        var counted = Set<Int>()
+        for index in contents.indexes where index.definition.keyPaths.count == 1 {
+            let path = index.definition.keyPaths[0] as AnyKeyPath
+            guard let conditions = Conditions(on: path, conjuncts), !conditions.used.isSubset(of: counted) else { continue }
+            let ranges = conditions.ranges(prefix: [])
+            share *= Double(ranges.reduce(0) { $0 + index.count(in: $1) }) / Double(total)
+            counted.formUnion(conditions.used)
+        }
+        share *= pow(0.5, Double(conjuncts.count - counted.count))
+        return max(Double(total) * share, 0)
+    }
+
+    /// The ranges of the index at `position` that hold every entity the
+    /// conditions allow, with their count and the conditions they imply;
+    /// nil when the index cannot narrow them.
+    private func candidate(position: Int, _ conjuncts: [Filter<T>.Node]) -> Candidate? {
+        let index = contents.indexes[position]
+        let paths = index.definition.keyPaths.map { $0 as AnyKeyPath }
+        guard let first = Conditions(on: paths[0], conjuncts) else { return nil }
+        var ranges: [KeyRange]
+        var implied = first.implied
+        if paths.count == 1 || first.equals == nil {
+            ranges = first.ranges(prefix: [])
+        } else if let second = Conditions(on: paths[1], conjuncts) {
+            ranges = first.equals!.flatMap { second.ranges(prefix: [$0]) }
+            implied.formUnion(second.implied)
+        } else {
+            ranges = first.equals!.map { KeyRange(prefix: [$0]) }
+        }
+        ranges = ranges.filter { !$0.isEmpty }
+        let inIdentifierOrder = ranges.count == 1 && ranges[0].prefix.count == paths.count
+        return Candidate(position: position, ranges: ranges, count: ranges.reduce(0) { $0 + index.count(in: $1) },
+                         implied: implied, inIdentifierOrder: inIdentifierOrder)
+    }
+
+    /// Two indexes on different fields: the intersection reads both but
+    /// reaches only the rows of the common identifiers, which pays where
+    /// each alone would leave many rows to check. Two ranges of equal keys
+    /// come in identifier order and merge in one pass; otherwise the
+    /// first's identifiers are sorted and probed.
+    private func intersection(_ candidates: [Candidate], _ conjuncts: [Filter<T>.Node], matches: Double, total: Int) -> QueryPlan<T>? {
+        guard let best = candidates.first, best.count > 0 else { return nil }
+        let field = { (position: Int) in self.contents.indexes[position].definition.keyPaths[0] as AnyKeyPath }
+        guard let second = candidates.dropFirst().first(where: { field($0.position) != field(best.position) }) else { return nil }
+        let merging = best.inIdentifierOrder && second.inIdentifierOrder
+        var plan = QueryPlan<T>(
+            access: .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges)),
+            estimate: best.count + second.count, residual: residual(conjuncts, best.implied.union(second.implied)),
+            matches: min(matches, Double(best.count)), total: total)
+        let reads = best.count + second.count
+        let probing = merging ? 0 : Self.comparisonCost * Double(reads) * log2(Double(max(best.count, 2)))
+        plan.alternatives = [.init(
+            name: "intersection of \(indexName(best.position)) and \(indexName(second.position))\(merging ? ", merged" : "")",
+            reads: Double(reads),
+            cost: cost(reads: reads, residual: plan.residual, matches: plan.matches, sortedAlready: false,
+                       checked: Int(plan.matches.rounded(.up))) + probing)]
         return plan
     }
 
-    /// The key path of the conditions that name the identifier: `\T.id`, as
-    /// the program wrote it (a literal `\Person.id` is not equal to the
-    /// generic `\T.id`, so it is recognized by its type and name).
-    private func identifierPath(_ conjuncts: [Filter<T>.Node]) -> AnyKeyPath? {
+    /// Index walks that yield the query's order: an index whose first field
+    /// is the order's first key, or a two-field index whose first field an
+    /// equality fixes and whose second is the order's first key. A walk
+    /// reads about (offset + limit) ÷ (the share of walked entries that
+    /// match) entries before it stops.
+    private func walks(_ conjuncts: [Filter<T>.Node], matches: Double, total: Int) -> [QueryPlan<T>] {
+        guard query.identifierOrder == nil, let first = query.order.first, first.indexOrdered else { return [] }
+        var plans: [QueryPlan<T>] = []
+        for (position, index) in contents.indexes.enumerated() {
+            let paths = index.definition.keyPaths.map { $0 as AnyKeyPath }
+            var range = KeyRange.everything
+            var implied = Set<Int>()
+            if paths[0] == first.keyPath {
+                if let conditions = Conditions(on: paths[0], conjuncts), (conditions.equals?.count ?? 1) == 1 {
+                    range = conditions.ranges(prefix: [])[0]
+                    implied = conditions.implied
+                }
+            } else if paths.count == 2, paths[1] == first.keyPath,
+                      let prefix = Conditions(on: paths[0], conjuncts), let value = prefix.equals, value.count == 1 {
+                range = KeyRange(prefix: value)
+                implied = prefix.implied
+                if let conditions = Conditions(on: paths[1], conjuncts), (conditions.equals?.count ?? 1) == 1 {
+                    range = conditions.ranges(prefix: value)[0]
+                    implied.formUnion(conditions.implied)
+                }
+            } else {
+                continue
+            }
+            let inRange = index.count(in: range)
+            let residual = residual(conjuncts, implied)
+            // The share of the walked entries that match, from the matches
+            // expected in the whole table and how many the range holds.
+            let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
+            let wanted = query.limitCount.map { Double(query.offsetCount + $0) } ?? Double(inRange)
+            let reads = min(Double(inRange), (wanted + 1) / share)
+            var plan = QueryPlan<T>(access: .index(position: position, ranges: [range]), estimate: Int(reads.rounded(.up)),
+                                    walk: .init(position: position, descending: first.descending, range: range),
+                                    residual: residual, matches: min(matches, Double(inRange)), total: total)
+            plan.alternatives = [.init(name: "walk \(indexName(position))\(first.descending ? " backwards" : "")", reads: reads,
+                                       cost: reads * (residual == nil ? 1 : 1 + Self.checkCost))]
+            plans.append(plan)
+        }
+        return plans
+    }
+
+    private func indexName(_ position: Int) -> String { "\(contents.name).\(contents.indexes[position].definition.name)" }
+
+    /// The identifiers an `==` or `in` on the identifier names, with the
+    /// condition that names them. The key path is recognized by its type
+    /// and name (a literal `\Person.id` is not equal to the generic `\T.id`).
+    private func identifiers(_ conjuncts: [Filter<T>.Node]) -> ([IndexValue], Set<Int>)? {
         let name = "\\\(T.self).id"
         for conjunct in conjuncts {
+            let path: AnyKeyPath
             switch conjunct {
             case let .comparison(comparison) where comparison.keyPath is KeyPath<T, T.ID> && "\(comparison.keyPath)" == name:
-                return comparison.keyPath
+                path = comparison.keyPath
             case let .membership(membership) where membership.keyPath is KeyPath<T, T.ID> && "\(membership.keyPath)" == name:
-                return membership.keyPath
+                path = membership.keyPath
             default: continue
             }
+            guard let conditions = Conditions(on: path, conjuncts), let ids = conditions.equals else { return nil }
+            return (ids, conditions.equalsFrom.map { [$0] } ?? [])
         }
         return nil
-    }
-
-    /// The index to walk in order, when the order's first key has one and
-    /// walking beats sorting.
-    private func walk(for plan: QueryPlan<T>, matching: Double) -> (Int, Bool)? {
-        guard query.identifierOrder == nil, let first = query.order.first, first.indexOrdered,
-              let position = contents.indexes.firstIndex(where: {
-                  $0.definition.keyPaths.count == 1 && $0.definition.keyPaths[0] as AnyKeyPath == first.keyPath
-              }) else { return nil }
-        if case let .index(accessPosition, ranges) = plan.access, accessPosition == position, ranges.count == 1 {
-            return (position, first.descending)
-        }
-        guard let limit = query.limitCount else { return nil }
-        // Walking reads about (offset + limit) / share entries; sorting reads
-        // what the access reads and sorts the matches.
-        let wanted = Double(query.offsetCount + limit)
-        let walkCost = wanted * Double(max(plan.total, 1)) / matching
-        let sortCost = Double(plan.estimate) + matching * log2(max(matching, 2))
-        return walkCost < sortCost ? (position, first.descending) : nil
-    }
-
-    /// The ranges of `index` that hold every entity the conditions allow,
-    /// or nil when the index cannot narrow them.
-    private func ranges(for index: IndexDefinition, _ conjuncts: [Filter<T>.Node]) -> [KeyRange]? {
-        let paths = index.keyPaths.map { $0 as AnyKeyPath }
-        guard let first = Conditions(on: paths[0], conjuncts) else { return nil }
-        if paths.count == 1 || first.equals == nil {
-            if let values = first.equals { return values.map { KeyRange(prefix: [$0]) } }
-            return [KeyRange(lower: first.lower, upper: first.upper)]
-        }
-        let second = Conditions(on: paths[1], conjuncts)
-        return first.equals!.map { value in
-            if let equals = second?.equals { return equals.map { KeyRange(prefix: [value, $0]) } }
-            return [KeyRange(prefix: [value], lower: second?.lower, upper: second?.upper)]
-        }.flatMap { $0 }
     }
 }
 
 /// What the top-level conditions say about one field: the values it must
-/// equal (one for `==`, several for `in`), or the bounds it must lie within.
-private struct Conditions {
+/// equal (one for `==`, several for `in`), or the bounds it must lie within,
+/// and which conditions an index range built from them makes redundant.
+struct Conditions {
     var equals: [IndexValue]?
     var lower: KeyRange.Bound?
     var upper: KeyRange.Bound?
+    /// The condition (a position among the conjuncts) that set ``equals``.
+    var equalsFrom: Int?
+    /// The conditions folded into the bounds.
+    var boundsFrom: [Int] = []
+    /// Whether each folded condition means exactly what the index order
+    /// says (no NaN, whose `==` differs from the index's).
+    private var exact = true
 
     init?<T>(on path: AnyKeyPath, _ conjuncts: [Filter<T>.Node]) {
-        for conjunct in conjuncts {
+        for (position, conjunct) in conjuncts.enumerated() {
             switch conjunct {
             case let .comparison(comparison) where comparison.keyPath as AnyKeyPath == path:
                 guard let value = comparison.value else { continue }
+                if value.isNaN { exact = false }
                 switch comparison.op {
-                case .equal: equals = [value]
+                case .equal:
+                    equals = [value]
+                    equalsFrom = position
                 case .notEqual: continue
-                case .less: tighten(upper: .init(value: value, inclusive: false))
-                case .lessOrEqual: tighten(upper: .init(value: value, inclusive: true))
-                case .greater: tighten(lower: .init(value: value, inclusive: false))
-                case .greaterOrEqual: tighten(lower: .init(value: value, inclusive: true))
+                case .less: tighten(upper: .init(value: value, inclusive: false), from: position)
+                case .lessOrEqual: tighten(upper: .init(value: value, inclusive: true), from: position)
+                case .greater: tighten(lower: .init(value: value, inclusive: false), from: position)
+                case .greaterOrEqual: tighten(lower: .init(value: value, inclusive: true), from: position)
                 }
             case let .membership(membership) where membership.keyPath as AnyKeyPath == path && equals == nil:
-                if let values = membership.values { equals = values }
+                guard let values = membership.values else { continue }
+                if values.contains(where: \.isNaN) { exact = false }
+                equals = values
+                equalsFrom = position
             default: continue
             }
         }
@@ -151,12 +306,33 @@ private struct Conditions {
         if equals == nil && lower == nil { lower = .init(value: .null, inclusive: false) }
     }
 
-    private mutating func tighten(lower bound: KeyRange.Bound) {
+    /// Every condition on the field that the ranges of ``ranges(prefix:)`` decide.
+    var used: Set<Int> { Set(boundsFrom + (equalsFrom.map { [$0] } ?? [])) }
+
+    /// The conditions an index range built from these conditions makes
+    /// redundant: the equality that picked the values (bounds are not
+    /// applied beside one), or else every bound.
+    var implied: Set<Int> {
+        guard exact else { return [] }
+        if let equalsFrom { return [equalsFrom] }
+        return Set(boundsFrom)
+    }
+
+    /// The ranges of an index whose earlier fields equal `prefix` and whose
+    /// next field is this one.
+    func ranges(prefix: [IndexValue]) -> [KeyRange] {
+        if let equals { return equals.map { KeyRange(prefix: prefix + [$0]) } }
+        return [KeyRange(prefix: prefix, lower: lower, upper: upper)]
+    }
+
+    private mutating func tighten(lower bound: KeyRange.Bound, from position: Int) {
+        boundsFrom.append(position)
         guard let current = lower else { lower = bound; return }
         if current.value < bound.value || (current.value == bound.value && !bound.inclusive) { lower = bound }
     }
 
-    private mutating func tighten(upper bound: KeyRange.Bound) {
+    private mutating func tighten(upper bound: KeyRange.Bound, from position: Int) {
+        boundsFrom.append(position)
         guard let current = upper else { upper = bound; return }
         if bound.value < current.value || (current.value == bound.value && !bound.inclusive) { upper = bound }
     }
