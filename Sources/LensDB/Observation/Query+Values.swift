@@ -95,10 +95,4 @@ extension Query {
         continuation.onTermination = { _ in registry.remove(id) }
         return stream
     }
-
-    /// An execution of this query on its version.
-    func execution() -> QueryExecution<T> {
-        let storage = table.storage(in: version())
-        return QueryExecution(query: self, storage: storage, plan: QueryPlanner(contents: storage, query: self).plan())
-    }
 }

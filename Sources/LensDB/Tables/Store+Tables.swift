@@ -93,7 +93,7 @@ struct TableLoader<T: Entity> {
                 guard storage.schema.identifier(fromKeyBytes: key) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                rows.append((id, RowBox(entity, lsn: state.lsn)))
+                rows.append((id, RowBox(entity, id: id, lsn: state.lsn)))
             } catch {
                 failures.append((key, error))
                 if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
@@ -115,16 +115,14 @@ struct TableLoader<T: Entity> {
 
     /// Fills every index from the rows, checking unique ones.
     private func buildIndexes(_ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)]) throws {
+        let rows = rows.map(\.value)
         for position in storage.indexes.indices {
             let definition = storage.indexes[position].definition
-            let keys = rows.map { IndexEntry(key: definition.key($0.value), id: $0.key) }
-            let order = sortedPermutation(keys)
-            if definition.isUnique {
-                for (a, b) in zip(order, order.dropFirst()) where keys[a].key == keys[b].key && keys[a].key.first != .null {
-                    throw TableError.uniqueViolation(index: "\(name).\(definition.name)", value: keys[a].key.description)
-                }
+            let index = IndexStorage(definition, rows: rows)
+            if definition.isUnique, let key = index.repeatedKey() {
+                throw TableError.uniqueViolation(index: "\(name).\(definition.name)", value: key.description)
             }
-            storage.indexes[position].entries = PersistentBTree(sorted: order.map { (keys[$0], rows[$0].value) })
+            storage.indexes[position] = index
         }
     }
 

@@ -10,11 +10,16 @@ import HashTreeCollections
 /// instance never changes after `init` and may be read from any thread.
 @usableFromInline
 class RowObject: @unchecked Sendable {
+    /// The entity's identifier as tables order it (``identifierValue(_:)``).
+    @usableFromInline let id: IndexValue
     /// The LSN of the commit that last changed the entity (for entities
     /// loaded at open: the store's LSN then, an upper bound).
     @usableFromInline let lsn: UInt64
 
-    @usableFromInline init(lsn: UInt64) { self.lsn = lsn }
+    @usableFromInline init(id: IndexValue, lsn: UInt64) {
+        self.id = id
+        self.lsn = lsn
+    }
 }
 
 /// A ``RowObject`` holding an entity of type `T`.
@@ -22,9 +27,9 @@ class RowObject: @unchecked Sendable {
 final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
     @usableFromInline let value: T
 
-    @usableFromInline init(_ value: T, lsn: UInt64) {
+    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64) {
         self.value = value
-        super.init(lsn: lsn)
+        super.init(id: id, lsn: lsn)
     }
 }
 
@@ -129,7 +134,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
         let old = rows.updateValue(row, forKey: id)
-        for index in indexes.indices { indexes[index].update(id: id, old: old, new: row) }
+        for index in indexes.indices { indexes[index].update(old: old, new: row) }
         return old
     }
 
@@ -137,7 +142,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func remove(_ id: IndexValue) -> RowObject? {
         guard let old = rows.removeValue(forKey: id) else { return nil }
-        for index in indexes.indices { indexes[index].update(id: id, old: old, new: nil) }
+        for index in indexes.indices { indexes[index].update(old: old, new: nil) }
         return old
     }
 
@@ -180,15 +185,17 @@ struct TableStorage: Sendable {
             if !condition { throw InvariantViolation(description: "table \(name): \(message())") }
         }
         try check(rows.checkInvariants() == nil, rows.checkInvariants() ?? "")
+        var identified = true
+        rows.forEach { id, row in
+            identified = row.id == id
+            return identified
+        }
+        try check(identified, "a row is filed under another identifier than its own")
         for index in indexes {
-            try check(index.entries.checkInvariants() == nil, "\(index.definition): \(index.entries.checkInvariants() ?? "")")
-            try check(index.entries.count == rows.count, "\(index.definition) holds \(index.entries.count) entries for \(rows.count) rows")
-            var consistent = true
-            index.entries.forEach { entry, row in
-                consistent = rows.value(for: entry.id) === row && index.definition.key(row) == entry.key
-                return consistent
+            try check(index.count == rows.count, "\(index.definition) holds \(index.count) entries for \(rows.count) rows")
+            if let problem = index.checkInvariants(rows: { rows.value(for: $0) }) {
+                try check(false, "\(index.definition): \(problem)")
             }
-            try check(consistent, "\(index.definition) has an entry its row does not")
         }
     }
 }

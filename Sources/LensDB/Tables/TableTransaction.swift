@@ -53,9 +53,9 @@ public struct TableTransaction<T: Entity> {
         let bytes = try encoder.encode(entity)
         let old = storage.row(id)
         if let old, try encoder.encode(Table<T>.entity(old)) == bytes { return }
-        let row = RowBox(entity, lsn: transaction.state.lsn + 1)
+        let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1)
         for index in storage.indexes {
-            if let key = index.conflict(with: row, id: id) {
+            if let key = index.conflict(with: row) {
                 throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: key.description)
             }
         }

@@ -254,6 +254,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         if isLeaf {
             let index = keys.lowerBound(of: key)
             if index < keys.count && keys[index] == key {
+                // The key too: an index entry equal to another (same key,
+                // same identifier) may point at a newer row.
+                keys[index] = key
                 let old = values[index]
                 values[index] = value
                 return (old, nil)

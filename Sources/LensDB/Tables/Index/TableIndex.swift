@@ -33,7 +33,8 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     /// An index on one field.
     @inlinable
     public static func on<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
-        Index(keyPaths: [field], isUnique: false) { .one(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field].indexValue) }
+        let read = fieldReader(field)
+        return Index(keyPaths: [field], isUnique: false) { .one(read($0).indexValue) }
     }
 
     /// An index on two fields, ordered by the first, then the second: serves
@@ -42,10 +43,8 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     public static func on<A: IndexableValue, B: IndexableValue>(
         _ first: KeyPath<T, A> & Sendable, _ second: KeyPath<T, B> & Sendable
     ) -> Index {
-        Index(keyPaths: [first, second], isUnique: false) {
-            let entity = unsafeDowncast($0, to: RowBox<T>.self)
-            return .many([entity.value[keyPath: first].indexValue, entity.value[keyPath: second].indexValue])
-        }
+        let (readFirst, readSecond) = (fieldReader(first), fieldReader(second))
+        return Index(keyPaths: [first, second], isUnique: false) { .two(readFirst($0).indexValue, readSecond($0).indexValue) }
     }
 
     /// An index on one field whose values no two entities may share: a put
@@ -53,7 +52,8 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     /// `nil` values are not compared (any number of entities may have none).
     @inlinable
     public static func unique<V: IndexableValue>(_ field: KeyPath<T, V> & Sendable) -> Index {
-        Index(keyPaths: [field], isUnique: true) { .one(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field].indexValue) }
+        let read = fieldReader(field)
+        return Index(keyPaths: [field], isUnique: true) { .one(read($0).indexValue) }
     }
 
     /// The definition as a table's storage holds it, without `T`.
@@ -77,119 +77,65 @@ struct IndexDefinition: Sendable, CustomStringConvertible {
     }
 }
 
-/// An index key: one value, or several for a multi-field index (compared
-/// field by field).
+/// An index key: one value, or two for a two-field index (compared field
+/// by field). Fixed in size, so making one allocates nothing.
 @usableFromInline
 enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     case one(IndexValue)
-    case many([IndexValue])
+    case two(IndexValue, IndexValue)
 
     var values: [IndexValue] {
         switch self {
         case let .one(value): [value]
-        case let .many(values): values
+        case let .two(first, second): [first, second]
         }
     }
 
-    var first: IndexValue {
+    /// How many fields the key has.
+    var count: Int {
+        switch self {
+        case .one: 1
+        case .two: 2
+        }
+    }
+
+    /// The value of field `position`.
+    subscript(position: Int) -> IndexValue {
         switch self {
         case let .one(value): value
-        case let .many(values): values[0]
+        case let .two(first, second): position == 0 ? first : second
         }
+    }
+
+    var first: IndexValue { self[0] }
+
+    /// -1, 0 or 1 as the first fields of this key (as many as `values` has)
+    /// come before, equal or after `values`, compared field by field.
+    func compareLeading(_ values: [IndexValue]) -> Int {
+        for position in 0..<Swift.min(count, values.count) {
+            let field = self[position]
+            if field < values[position] { return -1 }
+            if values[position] < field { return 1 }
+        }
+        return 0
     }
 
     @usableFromInline
     static func < (a: IndexedKey, b: IndexedKey) -> Bool {
-        switch (a, b) {
-        case let (.one(x), .one(y)): x < y
-        default: a.values.lexicographicallyPrecedes(b.values)
+        if case let .one(x) = a, case let .one(y) = b { return x < y }
+        for position in 0..<Swift.min(a.count, b.count) {
+            let (x, y) = (a[position], b[position])
+            if x < y { return true }
+            if y < x { return false }
         }
+        return a.count < b.count
     }
 
     @usableFromInline
     var description: String {
         switch self {
         case let .one(value): "\(value)"
-        case let .many(values): "(" + values.map(\.description).joined(separator: ", ") + ")"
-        }
-    }
-}
-
-/// One entry of an index: the key, then the entity's identifier, so entries
-/// with equal keys are in identifier order and every entry is distinct.
-struct IndexEntry: Sendable, Comparable {
-    var key: IndexedKey
-    var id: IndexValue
-
-    static func < (a: IndexEntry, b: IndexEntry) -> Bool {
-        a.key < b.key || (a.key == b.key && a.id < b.id)
-    }
-
-    static func == (a: IndexEntry, b: IndexEntry) -> Bool { a.key == b.key && a.id == b.id }
-}
-
-/// One index of one version of a table: its definition, and its entries,
-/// each pointing at its row.
-struct IndexStorage: Sendable {
-    let definition: IndexDefinition
-    var entries = PersistentBTree<IndexEntry, RowObject>()
-
-    init(_ definition: IndexDefinition) { self.definition = definition }
-
-    /// Updates the entries for the entity `id` changing from `old` to `new`.
-    mutating func update(id: IndexValue, old: RowObject?, new: RowObject?) {
-        let oldKey = old.map(definition.key), newKey = new.map(definition.key)
-        if oldKey != nil, oldKey == newKey, let new {
-            entries.updateValue(new, forKey: IndexEntry(key: newKey!, id: id))
-            return
-        }
-        if let oldKey { entries.removeValue(forKey: IndexEntry(key: oldKey, id: id)) }
-        if let newKey, let new { entries.updateValue(new, forKey: IndexEntry(key: newKey, id: id)) }
-    }
-
-    /// The key shared with another entity, when this is a unique index and
-    /// `row` (the entity `id`) would share one.
-    func conflict(with row: RowObject, id: IndexValue) -> IndexedKey? {
-        guard definition.isUnique else { return nil }
-        let key = definition.key(row)
-        guard key.first != .null else { return nil }
-        var found = false
-        entries.forEach(from: { $0.key < key }) { entry, _ in
-            guard entry.key == key else { return false }
-            found = entry.id != id
-            return !found
-        }
-        return found ? key : nil
-    }
-
-    /// How many entries lie in `range`. O(log n).
-    func count(in range: KeyRange) -> Int {
-        entries.rank(of: { !range.isAbove($0.key) }) - entries.rank(of: { range.isBelow($0.key) })
-    }
-
-    /// Calls `body` with the entries in `range`, in index order (descending
-    /// when asked), until it returns false. With `start`, the walk begins at
-    /// the first entry whose leading fields (as many as `start` has) reach
-    /// it in walking order: the entries before are not read.
-    func forEach(
-        in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil,
-        _ body: (IndexEntry, RowObject) throws -> Bool
-    ) rethrows {
-        let leading = { (key: IndexedKey, start: [IndexValue]) in key.values.prefix(start.count) }
-        if descending {
-            try entries.forEachReversed(from: { entry in
-                range.isAbove(entry.key) || start.map { $0.lexicographicallyPrecedes(leading(entry.key, $0)) } == true
-            }) { entry, row in
-                guard !range.isBelow(entry.key) else { return false }
-                return try body(entry, row)
-            }
-        } else {
-            try entries.forEach(from: { entry in
-                range.isBelow(entry.key) || start.map { leading(entry.key, $0).lexicographicallyPrecedes($0) } == true
-            }) { entry, row in
-                guard !range.isAbove(entry.key) else { return false }
-                return try body(entry, row)
-            }
+        case let .two(first, second): "(\(first), \(second))"
         }
     }
 }
@@ -211,25 +157,25 @@ struct KeyRange: Sendable, Equatable, CustomStringConvertible {
 
     /// Whether `key` comes before the range.
     func isBelow(_ key: IndexedKey) -> Bool {
-        let values = key.values
         for (index, value) in prefix.enumerated() {
-            if values[index] < value { return true }
-            if value < values[index] { return false }
+            let field = key[index]
+            if field < value { return true }
+            if value < field { return false }
         }
-        guard let lower, prefix.count < values.count else { return false }
-        let value = values[prefix.count]
+        guard let lower, prefix.count < key.count else { return false }
+        let value = key[prefix.count]
         return value < lower.value || (!lower.inclusive && value == lower.value)
     }
 
     /// Whether `key` comes after the range.
     func isAbove(_ key: IndexedKey) -> Bool {
-        let values = key.values
         for (index, value) in prefix.enumerated() {
-            if value < values[index] { return true }
-            if values[index] < value { return false }
+            let field = key[index]
+            if value < field { return true }
+            if field < value { return false }
         }
-        guard let upper, prefix.count < values.count else { return false }
-        let value = values[prefix.count]
+        guard let upper, prefix.count < key.count else { return false }
+        let value = key[prefix.count]
         return upper.value < value || (!upper.inclusive && value == upper.value)
     }
 

@@ -41,7 +41,7 @@ public struct Filter<T: Entity>: Sendable {
     /// candidates the other filters leave.
     @inlinable
     public static func `where`(_ predicate: @escaping @Sendable (T) -> Bool) -> Filter {
-        Filter(node: .closure(Predicate(text: "where { … }", predicate)))
+        Filter(node: .closure(Predicate(text: { "where { … }" }, predicate)))
     }
 
     /// Holds when the field equals one of `values`; an empty set matches nothing.
@@ -49,10 +49,11 @@ public struct Filter<T: Entity>: Sendable {
     public static func `in`<V: Hashable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ values: some Sequence<V>) -> Filter {
         let set = Set(values)
         let indexed = set.compactMap { ($0 as? any IndexableValue)?.indexValue }
+        let read = fieldReader(field)
         return Filter(node: .membership(Membership(
-            keyPath: field, values: indexed.count == set.count ? indexed : nil, text: "\(field) in \(set.count) values",
+            keyPath: field, values: indexed.count == set.count ? indexed : nil, text: { "\(field) in \(set.count) values" },
             evaluate: { set.contains($0[keyPath: field]) },
-            evaluateRow: { set.contains(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field]) })))
+            evaluateRow: { set.contains(read($0)) })))
     }
 }
 
@@ -60,16 +61,26 @@ public struct Filter<T: Entity>: Sendable {
 /// for plans, on entities and on rows.
 @usableFromInline
 struct Predicate<T: Entity>: Sendable {
-    @usableFromInline let text: String
+    /// Its text for plans, made only when one is printed: describing a key
+    /// path costs more than running most queries.
+    @usableFromInline let describe: @Sendable () -> String
     @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
 
+    var text: String { describe() }
+
     @inlinable
-    init(text: String, _ evaluate: @escaping @Sendable (T) -> Bool) {
-        self.text = text
+    init(text: @escaping @Sendable () -> String, _ evaluate: @escaping @Sendable (T) -> Bool) {
+        describe = text
         self.evaluate = evaluate
         evaluateRow = { evaluate(unsafeDowncast($0, to: RowBox<T>.self).value) }
     }
+}
+
+/// How a comparison compares its field with its value.
+@usableFromInline
+enum ComparisonOperator: String, Sendable {
+    case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
 }
 
 /// `field <op> value`, with the value as indexes order it when it has one.
@@ -79,15 +90,13 @@ struct Predicate<T: Entity>: Sendable {
 /// the row's box, with no copy of the entity and no generic key path lookup.
 @usableFromInline
 struct Comparison<T: Entity>: Sendable {
-    @usableFromInline
-    enum Operator: String, Sendable {
-        case equal = "==", notEqual = "!=", less = "<", lessOrEqual = "<=", greater = ">", greaterOrEqual = ">="
-    }
+    @usableFromInline typealias Operator = ComparisonOperator
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let op: Operator
     /// The value in index order; nil for types indexes cannot take.
     @usableFromInline let value: IndexValue?
-    @usableFromInline let text: String
+    /// Its text for plans, made only when one is printed.
+    @usableFromInline let describe: @Sendable () -> String
     @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
     /// For `==` on an indexable field: the field's value as indexes order
@@ -96,13 +105,13 @@ struct Comparison<T: Entity>: Sendable {
 
     @inlinable
     init(
-        keyPath: AnyKeyPath & Sendable, op: Operator, value: IndexValue?, text: String,
+        keyPath: AnyKeyPath & Sendable, op: Operator, value: IndexValue?, text: @escaping @Sendable () -> String,
         evaluate: @escaping @Sendable (T) -> Bool, evaluateRow: @escaping @Sendable (RowObject) -> Bool
     ) {
         self.keyPath = keyPath
         self.op = op
         self.value = value
-        self.text = text
+        describe = text
         self.evaluate = evaluate
         self.evaluateRow = evaluateRow
     }
@@ -113,18 +122,18 @@ struct Comparison<T: Entity>: Sendable {
 struct Membership<T: Entity>: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let values: [IndexValue]?
-    @usableFromInline let text: String
+    @usableFromInline let describe: @Sendable () -> String
     @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
 
     @inlinable
     init(
-        keyPath: AnyKeyPath & Sendable, values: [IndexValue]?, text: String,
+        keyPath: AnyKeyPath & Sendable, values: [IndexValue]?, text: @escaping @Sendable () -> String,
         evaluate: @escaping @Sendable (T) -> Bool, evaluateRow: @escaping @Sendable (RowObject) -> Bool
     ) {
         self.keyPath = keyPath
         self.values = values
-        self.text = text
+        describe = text
         self.evaluate = evaluate
         self.evaluateRow = evaluateRow
     }
@@ -188,8 +197,8 @@ extension Filter.Node {
 
     var text: String {
         switch self {
-        case let .comparison(comparison): comparison.text
-        case let .membership(membership): membership.text
+        case let .comparison(comparison): comparison.describe()
+        case let .membership(membership): membership.describe()
         case let .closure(predicate): predicate.text
         case let .and(a, b): "(\(a.text) && \(b.text))"
         case let .or(a, b): "(\(a.text) || \(b.text))"
@@ -208,10 +217,11 @@ extension Filter.Node {
 func comparison<T: Entity, V: Sendable>(
     _ field: KeyPath<T, V> & Sendable, _ op: Comparison<T>.Operator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
 ) -> Filter<T> {
+    let read = fieldReader(field)
     var comparison = Comparison<T>(
-        keyPath: field, op: op, value: indexValue(of: value, for: op), text: "\(field) \(op.rawValue) \(value)",
+        keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
         evaluate: { evaluate($0[keyPath: field]) },
-        evaluateRow: { evaluate(unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field]) })
+        evaluateRow: { evaluate(read($0)) })
     if op == .equal, comparison.value != nil {
         // The value is indexable, so the field's type is.
         comparison.fieldValue = { ($0[keyPath: field] as! any IndexableValue).indexValue }
@@ -222,7 +232,7 @@ func comparison<T: Entity, V: Sendable>(
 /// The value as an index can use it for `op`: any indexable value for
 /// equality, only values whose `<` is the index's order for the rest.
 @inlinable
-func indexValue<V>(of value: V, for op: Comparison<some Entity>.Operator) -> IndexValue? {
+func indexValue<V>(of value: V, for op: ComparisonOperator) -> IndexValue? {
     guard let indexable = value as? any IndexableValue else { return nil }
     if op == .equal || op == .notEqual { return indexable.indexValue }
     return value is any IndexOrderedValue ? indexable.indexValue : nil
@@ -272,10 +282,11 @@ public func >= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Send
 func optionalComparison<T: Entity, V: Comparable & Sendable>(
     _ field: KeyPath<T, V?> & Sendable, _ op: Comparison<T>.Operator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
 ) -> Filter<T> {
-    Filter(node: .comparison(Comparison(
-        keyPath: field, op: op, value: indexValue(of: value, for: op), text: "\(field) \(op.rawValue) \(value)",
+    let read = fieldReader(field)
+    return Filter(node: .comparison(Comparison(
+        keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
         evaluate: { $0[keyPath: field].map(evaluate) ?? false },
-        evaluateRow: { unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field].map(evaluate) ?? false })))
+        evaluateRow: { read($0).map(evaluate) ?? false })))
 }
 
 @inlinable
@@ -327,11 +338,11 @@ struct SharedRegex: @unchecked Sendable {
 /// Holds when `regex` matches anywhere in the field, unless the pattern anchors.
 public func ~= <T: Entity, Output>(field: KeyPath<T, String> & Sendable, regex: Regex<Output>) -> Filter<T> {
     let shared = SharedRegex(regex)
-    return Filter(node: .closure(Predicate(text: "\(field) ~= /…/") { shared.matchesAnywhere($0[keyPath: field]) }))
+    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { shared.matchesAnywhere($0[keyPath: field]) }))
 }
 
 /// Holds when `regex` matches anywhere in the field; a `nil` field fails.
 public func ~= <T: Entity, Output>(field: KeyPath<T, String?> & Sendable, regex: Regex<Output>) -> Filter<T> {
     let shared = SharedRegex(regex)
-    return Filter(node: .closure(Predicate(text: "\(field) ~= /…/") { $0[keyPath: field].map(shared.matchesAnywhere) ?? false }))
+    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { $0[keyPath: field].map(shared.matchesAnywhere) ?? false }))
 }

@@ -6,8 +6,7 @@ extension Query {
     ///   range of k entries, O(n) for a scan, plus a sort of the matches
     ///   unless an index walk yields them in order.
     public func all() throws -> [T] {
-        let storage = table.storage(in: version())
-        return try QueryExecution(query: self, storage: storage, plan: QueryPlanner(contents: storage, query: self).plan()).run()
+        try execution().runCandidates().map { Table<T>.entity($0.row) }
     }
 
     /// The first result, if any.
@@ -56,7 +55,16 @@ extension Query {
     /// the order is made.
     public func explain() -> String {
         let storage = table.storage(in: version())
-        return QueryPlanner(contents: storage, query: self).plan().describe(for: self, storage)
+        // Only an identifier that does not encode fails a spec, and then the query runs nowhere.
+        guard let spec = try? spec() else { return "query \(storage.name): its after or identifier order does not encode" }
+        return QueryPlanner(contents: storage, spec: spec).plan().describe(spec, storage)
+    }
+
+    /// An execution of this query on its version.
+    func execution() throws -> QueryExecution {
+        let storage = table.storage(in: version())
+        let spec = try spec()
+        return QueryExecution(spec: spec, storage: storage, plan: QueryPlanner(contents: storage, spec: spec).plan())
     }
 
     func version() -> StoreState {
@@ -67,44 +75,48 @@ extension Query {
     }
 }
 
-/// Runs one plan on one version.
-struct QueryExecution<T: Entity> {
-    let query: Query<T>
+/// Runs one plan on one version: compiled once, for rows, with no
+/// metadata of the entity type.
+struct QueryExecution {
+    let spec: QuerySpec
     let storage: TableStorage
-    let plan: QueryPlan<T>
+    let plan: QueryPlan
     let predicate: (@Sendable (RowObject) -> Bool)?
 
-    init(query: Query<T>, storage: TableStorage, plan: QueryPlan<T>) {
-        self.query = query
+    init(spec: QuerySpec, storage: TableStorage, plan: QueryPlan) {
+        self.spec = spec
         self.storage = storage
         self.plan = plan
         // Only what the plan's index ranges do not already guarantee.
-        predicate = plan.residual?.compiledForRows()
+        let checks = plan.residual.map { spec.terms[$0].check }
+        switch checks.count {
+        case 0: predicate = nil
+        case 1: predicate = checks[0]
+        default: predicate = { row in checks.allSatisfy { $0(row) } }
+        }
     }
-
-    func run() throws -> [T] { try runCandidates().map { Table<T>.entity($0.row) } }
 
     /// The results with their identifiers and rows (whose LSNs tell live
     /// queries whether a result changed).
     func runCandidates() throws -> [Candidate] {
-        if query.offsetCount < 0 { throw QueryError.negativeOffset(query.offsetCount) }
-        if let limit = query.limitCount, limit < 0 { throw QueryError.negativeLimit(limit) }
-        if query.limitCount == 0 { return [] }
-        var page = try Page(query: query, order: try TotalOrder(query))
+        if spec.offset < 0 { throw QueryError.negativeOffset(spec.offset) }
+        if let limit = spec.limit, limit < 0 { throw QueryError.negativeLimit(limit) }
+        if spec.limit == 0 { return [] }
+        var page = Page(spec: spec)
         if let walk = plan.walk {
             walkIndex(walk, into: &page)
         } else {
             var found: [Candidate] = []
             forEachCandidate { id, row in
-                if matches(row) { found.append(page.order.candidate(id: id, row: row)) }
+                if matches(row) { found.append(spec.order.candidate(id: id, row: row)) }
             }
             let positions: [Int]
             if isInFinalOrder {
                 positions = Array(found.indices)
             } else {
                 // Only the offset + limit first of those after `after` can be on the page.
-                if let after = page.after { found.removeAll { page.order.compare($0, after) <= 0 } }
-                positions = page.order.sortedPositions(found, keeping: query.limitCount.map { query.offsetCount + $0 })
+                if let after = spec.after { found.removeAll { spec.order.compare($0, after) <= 0 } }
+                positions = spec.order.sortedPositions(found, keeping: spec.limit.map { spec.offset + $0 })
             }
             for position in positions where !page.add(found[position]) { break }
         }
@@ -116,7 +128,7 @@ struct QueryExecution<T: Entity> {
     /// Whether the candidates already come in the query's order: a scan
     /// (identifier order) of a query with no order of its own.
     private var isInFinalOrder: Bool {
-        if case .scan = plan.access { return query.order.isEmpty && query.identifierOrder == nil }
+        if case .scan = plan.access { return spec.isIdentifierOrder }
         return false
     }
 
@@ -126,7 +138,7 @@ struct QueryExecution<T: Entity> {
             storage.rows.forEach { id, row in body(id, row); return true }
         case let .index(position, ranges):
             for range in ranges {
-                storage.indexes[position].forEach(in: range) { entry, row in body(entry.id, row); return true }
+                storage.indexes[position].forEach(in: range) { _, row in body(row.id, row); return true }
             }
         case let .identifiers(ids):
             for id in Set(ids).sorted() {
@@ -139,24 +151,24 @@ struct QueryExecution<T: Entity> {
             // probed by binary search.
             var common: [IndexValue] = []
             for range in first.ranges {
-                storage.indexes[first.position].forEach(in: range) { entry, _ in common.append(entry.id); return true }
+                storage.indexes[first.position].forEach(in: range) { _, row in common.append(row.id); return true }
             }
             let keyCount = { (position: Int) in self.storage.indexes[position].definition.keyPaths.count }
             if first.ranges.count == 1, first.ranges[0].prefix.count == keyCount(first.position),
                second.ranges.count == 1, second.ranges[0].prefix.count == keyCount(second.position) {
                 var next = 0
-                storage.indexes[second.position].forEach(in: second.ranges[0]) { entry, row in
-                    while next < common.count, common[next] < entry.id { next += 1 }
-                    if next < common.count, common[next] == entry.id { body(entry.id, row) }
+                storage.indexes[second.position].forEach(in: second.ranges[0]) { _, row in
+                    while next < common.count, common[next] < row.id { next += 1 }
+                    if next < common.count, common[next] == row.id { body(row.id, row) }
                     return next < common.count
                 }
                 return
             }
             common.sort()
             for range in second.ranges {
-                storage.indexes[second.position].forEach(in: range) { entry, row in
-                    let at = common.lowerBound(of: entry.id)
-                    if at < common.count, common[at] == entry.id { body(entry.id, row) }
+                storage.indexes[second.position].forEach(in: range) { _, row in
+                    let at = common.lowerBound(of: row.id)
+                    if at < common.count, common[at] == row.id { body(row.id, row) }
                     return true
                 }
             }
@@ -165,7 +177,7 @@ struct QueryExecution<T: Entity> {
 
     /// Walks an index in the order's direction, one group of equal keys at
     /// a time (sorted by the rest of the order), stopping once the page is full.
-    private func walkIndex(_ walk: QueryPlan<T>.Walk, into page: inout Page<T>) {
+    private func walkIndex(_ walk: QueryPlan.Walk, into page: inout Page) {
         let index = storage.indexes[walk.position]
         var group: [Candidate] = []
         var groupKey: IndexedKey?
@@ -182,13 +194,13 @@ struct QueryExecution<T: Entity> {
             let prefix = walk.range.prefix
             return prefix.count < key.count ? prefix + [key[prefix.count]] : prefix
         }
-        index.forEach(in: walk.range, descending: walk.descending, startingAt: start) { entry, row in
-            if entry.key != groupKey {
+        index.forEach(in: walk.range, descending: walk.descending, startingAt: start) { key, row in
+            if key != groupKey {
                 flush()
                 if full { return false }
-                groupKey = entry.key
+                groupKey = key
             }
-            if matches(row) { group.append(page.order.candidate(id: entry.id, row: row)) }
+            if matches(row) { group.append(page.order.candidate(id: row.id, row: row)) }
             return true
         }
         if !full { flush() }
@@ -209,42 +221,53 @@ struct Candidate {
 struct SortEntry {
     /// Its position among identifiers given first; `Int.max` for the rest.
     let rank: Int
-    let keys: [IndexValue]
+    /// The first sort key's value (`.null` when the order has none), and the
+    /// others': most orders have one key, which then needs no array.
+    let first: IndexValue
+    let rest: [IndexValue]
     let id: IndexValue
 
     /// -1, 0 or 1, with `descending[i]` reversing key `i`.
     static func compare(_ a: SortEntry, _ b: SortEntry, descending: [Bool]) -> Int {
         if a.rank != b.rank { return a.rank < b.rank ? -1 : 1 }
-        for index in a.keys.indices where a.keys[index] != b.keys[index] {
-            return (a.keys[index] < b.keys[index]) != descending[index] ? -1 : 1
+        if let order = Self.compare(a.first, b.first, descending: descending.first ?? false) { return order }
+        for index in a.rest.indices {
+            if let order = Self.compare(a.rest[index], b.rest[index], descending: descending[index + 1]) { return order }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
     }
 
-    /// The positions of `entries` in order.
-    static func sortedPositions(_ entries: [SortEntry], descending: [Bool]) -> [Int] {
-        entries.withUnsafeBufferPointer { buffer in
-            var positions = Array(buffer.indices)
-            positions.sort { compare(buffer[$0], buffer[$1], descending: descending) < 0 }
-            return positions
-        }
+    /// -1 or 1 when `x` and `y` differ, in the direction asked; nil when equal.
+    @inline(__always)
+    private static func compare(_ x: IndexValue, _ y: IndexValue, descending: Bool) -> Int? {
+        if x < y { return descending ? 1 : -1 }
+        if y < x { return descending ? -1 : 1 }
+        return nil
     }
 }
 
 /// The total order of a query: identifiers given first, then its sort
 /// keys, then the identifier (in the table's identifier order).
-struct TotalOrder<T: Entity> {
-    let keys: [SortKey<T>]
+struct TotalOrder {
     let ranks: [IndexValue: Int]?
     let descending: [Bool]
-    /// Whether every sort key's field orders as its index value does, so
-    /// candidates carry their place as plain values.
-    let comparesValues: Bool
+    /// Each sort key's value as indexes order it, when every key has one:
+    /// candidates then carry their place as plain values.
+    let values: [@Sendable (RowObject) -> IndexValue]?
+    /// Each sort key's comparison of two rows, in its direction.
+    let compares: [@Sendable (RowObject, RowObject) -> Int]
 
-    init(_ query: Query<T>) throws {
-        keys = query.order
+    /// The query's order, as closures over rows: building a candidate then
+    /// needs no metadata of the entity type.
+    init<T: Entity>(_ query: Query<T>) throws {
         descending = query.order.map(\.descending)
-        comparesValues = query.order.allSatisfy { $0.rowValue != nil }
+        let values = query.order.compactMap(\.rowValue)
+        self.values = values.count == query.order.count ? values : nil
+        compares = query.order.map { (key: SortKey<T>) -> @Sendable (RowObject, RowObject) -> Int in
+            let compare = key.rowCompare
+            if key.descending { return { a, b in -compare(a, b) } }
+            return compare
+        }
         ranks = try query.identifierOrder.map { ids in
             var ranks: [IndexValue: Int] = [:]
             for (rank, id) in ids.enumerated() {
@@ -255,10 +278,13 @@ struct TotalOrder<T: Entity> {
         }
     }
 
+    var comparesValues: Bool { values != nil }
+
     func candidate(id: IndexValue, row: RowObject) -> Candidate {
-        guard comparesValues else { return Candidate(id: id, row: row, sortKey: nil) }
-        let entry = SortEntry(rank: ranks?[id] ?? .max, keys: keys.map { $0.rowValue!(row) }, id: id)
-        return Candidate(id: id, row: row, sortKey: entry)
+        guard let values else { return Candidate(id: id, row: row, sortKey: nil) }
+        let first = values.first.map { $0(row) } ?? .null
+        let rest = values.count > 1 ? values.dropFirst().map { $0(row) } : []
+        return Candidate(id: id, row: row, sortKey: SortEntry(rank: ranks?[id] ?? .max, first: first, rest: rest, id: id))
     }
 
     func compare(_ a: Candidate, _ b: Candidate) -> Int {
@@ -267,8 +293,8 @@ struct TotalOrder<T: Entity> {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
-        for key in keys {
-            let result = key.directed(a.row, b.row)
+        for compare in compares {
+            let result = compare(a.row, b.row)
             if result != 0 { return result }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
@@ -291,30 +317,27 @@ struct TotalOrder<T: Entity> {
 }
 
 /// Collects results in order, applying `after`, the offset and the limit.
-struct Page<T: Entity> {
-    let query: Query<T>
-    let order: TotalOrder<T>
-    /// The entity results must come strictly after, with its identifier.
-    let after: Candidate?
+struct Page {
+    let spec: QuerySpec
     private(set) var results: [Candidate] = []
     private var skipped = 0
 
-    init(query: Query<T>, order: TotalOrder<T>) throws {
-        self.query = query
-        self.order = order
-        after = try query.afterEntity.map { order.candidate(id: try identifierValue($0.id), row: RowBox($0, lsn: 0)) }
-    }
+    init(spec: QuerySpec) { self.spec = spec }
+
+    /// The entity results must come strictly after, with its identifier.
+    var after: Candidate? { spec.after }
+    var order: TotalOrder { spec.order }
 
     /// Adds the next entity in order; false once the page is full.
     mutating func add(_ candidate: Candidate) -> Bool {
-        if let limit = query.limitCount, results.count >= limit { return false }
-        if let after, order.compare(candidate, after) <= 0 { return true }
-        if skipped < query.offsetCount {
+        if let limit = spec.limit, results.count >= limit { return false }
+        if let after = spec.after, spec.order.compare(candidate, after) <= 0 { return true }
+        if skipped < spec.offset {
             skipped += 1
             return true
         }
         results.append(candidate)
-        return query.limitCount.map { results.count < $0 } ?? true
+        return spec.limit.map { results.count < $0 } ?? true
     }
 }
 
@@ -364,7 +387,7 @@ func firstPositions(_ count: Int, keeping: Int?, by before: (Int, Int) -> Bool) 
 }
 
 extension QueryPlan {
-    func describe(for query: Query<T>, _ contents: TableStorage) -> String {
+    func describe(_ spec: QuerySpec, _ contents: TableStorage) -> String {
         var lines = ["query \(contents.name) (\(total) entities)"]
         let name = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
         let ranges = { (ranges: [KeyRange]) in ranges.map(\.description).joined(separator: " | ") }
@@ -380,24 +403,25 @@ extension QueryPlan {
                 lines.append("  intersect \(name(first.position)) (\(ranges(first.ranges))) with \(name(second.position)) (\(ranges(second.ranges))): reads \(estimate) entries")
             }
         }
-        if let residual {
-            lines.append("  filter: \(residual.text)")
-        } else if let filter = query.filter {
-            lines.append("  filter: \(filter.node.text), which the index ranges decide: nothing left to check")
+        let terms = { (positions: [Int]) in positions.map { spec.terms[$0].describe() }.joined(separator: " && ") }
+        if !residual.isEmpty {
+            lines.append("  filter: \(terms(residual))")
+        } else if !spec.terms.isEmpty {
+            lines.append("  filter: \(terms(Array(spec.terms.indices))), which the index ranges decide: nothing left to check")
         }
-        let keys = (query.identifierOrder.map { ["\($0.count) identifiers first"] } ?? [])
-            + query.order.map { "\($0.keyPath)" + ($0.descending ? " descending" : "") } + ["id"]
+        let keys = (spec.identifierOrderCount.map { ["\($0) identifiers first"] } ?? [])
+            + spec.orderKeys.map { "\($0.path)" + ($0.descending ? " descending" : "") } + ["id"]
         if let walk {
             lines.append("  order: \(keys.joined(separator: ", ")) by walking \(name(walk.position))\(walk.descending ? " backwards" : ""), stopping once the page is full")
-        } else if case .scan = access, query.order.isEmpty, query.identifierOrder == nil {
+        } else if case .scan = access, spec.isIdentifierOrder {
             lines.append("  order: id, as the scan reads them")
         } else {
-            let kept = query.limitCount.map { ", keeping the first \(query.offsetCount + $0)" } ?? ""
+            let kept = spec.limit.map { ", keeping the first \(spec.offset + $0)" } ?? ""
             lines.append("  order: \(keys.joined(separator: ", ")) by sorting the matches\(kept)")
         }
-        if query.afterEntity != nil { lines.append("  after: \(query.afterEntity.map { "\($0.id)" } ?? "")") }
-        if query.offsetCount > 0 || query.limitCount != nil {
-            lines.append("  offset \(query.offsetCount)" + (query.limitCount.map { ", limit \($0)" } ?? ""))
+        if let after = spec.afterText { lines.append("  after: \(after)") }
+        if spec.offset > 0 || spec.limit != nil {
+            lines.append("  offset \(spec.offset)" + (spec.limit.map { ", limit \($0)" } ?? ""))
         }
         let weighed = alternatives.map { String(format: "%@ (reads %.0f, cost %.0f)", $0.name, $0.reads, $0.cost) }
         lines.append(String(format: "  estimates: ~%.0f matches; chose ", matches) + weighed.first!

@@ -146,17 +146,15 @@ struct SortKey<T: Entity>: Sendable {
         descending = direction == .descending
         isOptional = false
         indexOrdered = V.self is any IndexOrderedValue.Type
+        let read = fieldReader(field)
         if V.self is any IndexOrderedValue.Type {
-            rowValue = { row in
-                // Every IndexOrderedValue type is an IndexableValue.
-                (unsafeDowncast(row, to: RowBox<T>.self).value[keyPath: field] as! any IndexableValue).indexValue
-            }
+            // Every IndexOrderedValue type is an IndexableValue.
+            rowValue = { (read($0) as! any IndexableValue).indexValue }
         } else {
             rowValue = nil
         }
         rowCompare = { a, b in
-            let x = unsafeDowncast(a, to: RowBox<T>.self).value[keyPath: field]
-            let y = unsafeDowncast(b, to: RowBox<T>.self).value[keyPath: field]
+            let (x, y) = (read(a), read(b))
             return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
         }
     }
@@ -167,9 +165,10 @@ struct SortKey<T: Entity>: Sendable {
         descending = direction == .descending
         isOptional = true
         indexOrdered = V.self is any IndexOrderedValue.Type
+        let read = fieldReader(field)
         if V.self is any IndexOrderedValue.Type {
             rowValue = { row in
-                guard let field = unsafeDowncast(row, to: RowBox<T>.self).value[keyPath: field] else { return .null }
+                guard let field = read(row) else { return .null }
                 // Every IndexOrderedValue type is an IndexableValue.
                 return (field as! any IndexableValue).indexValue
             }
@@ -177,7 +176,7 @@ struct SortKey<T: Entity>: Sendable {
             rowValue = nil
         }
         rowCompare = { a, b in
-            switch (unsafeDowncast(a, to: RowBox<T>.self).value[keyPath: field], unsafeDowncast(b, to: RowBox<T>.self).value[keyPath: field]) {
+            switch (read(a), read(b)) {
             case (nil, nil): return 0
             case (nil, _): return -1
             case (_, nil): return 1
@@ -185,9 +184,6 @@ struct SortKey<T: Entity>: Sendable {
             }
         }
     }
-
-    /// The comparison in this key's direction.
-    func directed(_ a: RowObject, _ b: RowObject) -> Int { descending ? -rowCompare(a, b) : rowCompare(a, b) }
 }
 
 /// Why a query cannot run.

@@ -2,7 +2,7 @@ import Foundation
 
 /// How a query finds its entities, chosen against one version's indexes;
 /// ``Query/explain()`` prints it with the estimates that chose it.
-struct QueryPlan<T: Entity> {
+struct QueryPlan {
     enum Access {
         /// Every entity, in identifier order.
         case scan
@@ -37,9 +37,10 @@ struct QueryPlan<T: Entity> {
     var estimate: Int
     /// Set when results come in the query's order by walking an index.
     var walk: Walk?
-    /// The conditions the access does not guarantee, checked on each
-    /// candidate; nil when the index ranges imply every condition.
-    var residual: Filter<T>.Node?
+    /// The terms (positions in ``QuerySpec/terms``) the access does not
+    /// guarantee, checked on each candidate; empty when the index ranges
+    /// imply every condition.
+    var residual: [Int]
     /// How many entities are expected to match.
     var matches: Double
     var total: Int
@@ -54,9 +55,23 @@ struct QueryPlan<T: Entity> {
 /// results are found; or a scan. Index ranges are counted exactly in
 /// O(log n); conditions no index serves count as halving the matches, and
 /// conditions on different fields as independent.
-struct QueryPlanner<T: Entity> {
+struct QueryPlanner {
     let contents: TableStorage
-    let query: Query<T>
+    let spec: QuerySpec
+    /// For each index, for each of its fields, the terms on that field.
+    private let termsOnField: [[[Int]]]
+
+    init(contents: TableStorage, spec: QuerySpec) {
+        self.contents = contents
+        self.spec = spec
+        // Comparing key paths walks their components: done once a plan,
+        // for each indexed field, not for each way the plan weighs.
+        termsOnField = contents.indexes.map { index in
+            index.definition.keyPaths.map { path in
+                spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path as AnyKeyPath } ?? false }
+            }
+        }
+    }
 
     /// An index range narrowing the candidates, with the conditions it makes redundant.
     private struct Candidate {
@@ -75,31 +90,30 @@ struct QueryPlanner<T: Entity> {
     private static var checkCost: Double { 2 }
     private static var comparisonCost: Double { 0.1 }
 
-    func plan() -> QueryPlan<T> {
+    func plan() -> QueryPlan {
         let total = contents.rows.count
-        let conjuncts = query.filter?.node.conjuncts ?? []
-        let candidates = contents.indexes.indices.compactMap { candidate(position: $0, conjuncts) }.sorted { $0.count < $1.count }
-        let matches = estimatedMatches(conjuncts, total: total)
+        let candidates = contents.indexes.indices.compactMap(candidate).sorted { $0.count < $1.count }
+        let matches = estimatedMatches(total: total)
         // The primary key serves equality and `in` on the identifier: never more reads than matches.
-        if let (ids, implied) = identifiers(conjuncts), ids.count <= candidates.first?.count ?? total {
-            var plan = QueryPlan<T>(access: .identifiers(ids), estimate: ids.count, residual: residual(conjuncts, implied),
-                                    matches: min(matches, Double(ids.count)), total: total)
+        if let (ids, implied) = identifiers(), ids.count <= candidates.first?.count ?? total {
+            var plan = QueryPlan(access: .identifiers(ids), estimate: ids.count, residual: residual(implied),
+                                 matches: min(matches, Double(ids.count)), total: total)
             plan.alternatives = [.init(name: "primary key", reads: Double(ids.count), cost: Double(ids.count))]
             return plan
         }
-        var options: [QueryPlan<T>] = []
-        var scan = QueryPlan<T>(access: .scan, estimate: total, residual: residual(conjuncts, []), matches: matches, total: total)
-        scan.alternatives = [.init(name: "scan", reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: isIdentifierOrder))]
+        var options: [QueryPlan] = []
+        var scan = QueryPlan(access: .scan, estimate: total, residual: residual([]), matches: matches, total: total)
+        scan.alternatives = [.init(name: "scan", reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: spec.isIdentifierOrder))]
         options.append(scan)
         for candidate in candidates.prefix(4) {
-            var plan = QueryPlan<T>(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
-                                    residual: residual(conjuncts, candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
+            var plan = QueryPlan(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
+                                 residual: residual(candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
             plan.alternatives = [.init(name: "index \(indexName(candidate.position))", reads: Double(candidate.count),
                                        cost: cost(reads: candidate.count, residual: plan.residual, matches: plan.matches, sortedAlready: false))]
             options.append(plan)
         }
-        if let intersection = intersection(candidates, conjuncts, matches: matches, total: total) { options.append(intersection) }
-        options += walks(conjuncts, matches: matches, total: total)
+        if let intersection = intersection(candidates, matches: matches, total: total) { options.append(intersection) }
+        options += walks(matches: matches, total: total)
         let best = options.min { $0.alternatives[0].cost < $1.alternatives[0].cost }!
         var chosen = best
         chosen.alternatives += options.filter { $0.alternatives[0].name != best.alternatives[0].name }.map { $0.alternatives[0] }
@@ -107,65 +121,59 @@ struct QueryPlanner<T: Entity> {
     }
 
     /// The estimated cost of reading `reads` entries, checking `residual` on
-    /// each, and ordering the `matches` (only the offset + limit first ones
-    /// when there is a limit) unless they come in order already.
-    private func cost(reads: Int, residual: Filter<T>.Node?, matches: Double, sortedAlready: Bool, checked: Int? = nil) -> Double {
-        var cost = Double(reads) + (residual == nil ? 0 : Self.checkCost * Double(checked ?? reads))
-        let ordered = sortedAlready || (query.order.isEmpty && query.identifierOrder == nil && isIdentifierOrder)
-        if !ordered, matches > 1 {
-            let kept = query.limitCount.map { Double(query.offsetCount + $0) } ?? matches
+    /// each (or on `checked` of them), and ordering the `matches` (only the
+    /// offset + limit first ones when there is a limit) unless they come in
+    /// order already.
+    private func cost(reads: Int, residual: [Int], matches: Double, sortedAlready: Bool, checked: Int? = nil) -> Double {
+        var cost = Double(reads) + (residual.isEmpty ? 0 : Self.checkCost * Double(checked ?? reads))
+        if !sortedAlready, matches > 1 {
+            let kept = spec.limit.map { Double(spec.offset + $0) } ?? matches
             cost += Self.comparisonCost * matches * log2(max(2, min(kept, matches)))
         }
         return cost
     }
 
-    /// Whether the query asks for identifier order, which a scan yields.
-    private var isIdentifierOrder: Bool { query.order.isEmpty && query.identifierOrder == nil }
-
-    /// The conditions `implied` does not cover, as one node; nil for none.
-    private func residual(_ conjuncts: [Filter<T>.Node], _ implied: Set<Int>) -> Filter<T>.Node? {
-        conjuncts.indices.filter { !implied.contains($0) }.map { conjuncts[$0] }.reduce(nil) { result, node in
-            result.map { .and($0, node) } ?? node
-        }
+    /// The terms `implied` does not cover.
+    private func residual(_ implied: Set<Int>) -> [Int] {
+        spec.terms.indices.filter { !implied.contains($0) }
     }
 
     /// How many entities are expected to match: per field, the share an
     /// index on it finds for the conditions on it; per condition no index
     /// can count, a half.
-    private func estimatedMatches(_ conjuncts: [Filter<T>.Node], total: Int) -> Double {
+    private func estimatedMatches(total: Int) -> Double {
         guard total > 0 else { return 0 }
         var share = 1.0
         var counted = Set<Int>()
-        for index in contents.indexes where index.definition.keyPaths.count == 1 {
-            let path = index.definition.keyPaths[0] as AnyKeyPath
-            guard let conditions = Conditions(on: path, conjuncts), !conditions.used.isSubset(of: counted) else { continue }
+        for (position, index) in contents.indexes.enumerated() where index.definition.keyPaths.count == 1 {
+            guard let conditions = Conditions(termsOnField[position][0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
             let ranges = conditions.ranges(prefix: [])
             share *= Double(ranges.reduce(0) { $0 + index.count(in: $1) }) / Double(total)
             counted.formUnion(conditions.used)
         }
-        share *= pow(0.5, Double(conjuncts.count - counted.count))
+        share *= pow(0.5, Double(spec.terms.count - counted.count))
         return max(Double(total) * share, 0)
     }
 
     /// The ranges of the index at `position` that hold every entity the
     /// conditions allow, with their count and the conditions they imply;
     /// nil when the index cannot narrow them.
-    private func candidate(position: Int, _ conjuncts: [Filter<T>.Node]) -> Candidate? {
+    private func candidate(position: Int) -> Candidate? {
         let index = contents.indexes[position]
-        let paths = index.definition.keyPaths.map { $0 as AnyKeyPath }
-        guard let first = Conditions(on: paths[0], conjuncts) else { return nil }
+        let fields = termsOnField[position]
+        guard let first = Conditions(fields[0], spec.terms) else { return nil }
         var ranges: [KeyRange]
         var implied = first.implied
-        if paths.count == 1 || first.equals == nil {
+        if fields.count == 1 || first.equals == nil {
             ranges = first.ranges(prefix: [])
-        } else if let second = Conditions(on: paths[1], conjuncts) {
+        } else if let second = Conditions(fields[1], spec.terms) {
             ranges = first.equals!.flatMap { second.ranges(prefix: [$0]) }
             implied.formUnion(second.implied)
         } else {
             ranges = first.equals!.map { KeyRange(prefix: [$0]) }
         }
         ranges = ranges.filter { !$0.isEmpty }
-        let inIdentifierOrder = ranges.count == 1 && ranges[0].prefix.count == paths.count
+        let inIdentifierOrder = ranges.count == 1 && ranges[0].prefix.count == fields.count
         return Candidate(position: position, ranges: ranges, count: ranges.reduce(0) { $0 + index.count(in: $1) },
                          implied: implied, inIdentifierOrder: inIdentifierOrder)
     }
@@ -175,14 +183,14 @@ struct QueryPlanner<T: Entity> {
     /// each alone would leave many rows to check. Two ranges of equal keys
     /// come in identifier order and merge in one pass; otherwise the
     /// first's identifiers are sorted and probed.
-    private func intersection(_ candidates: [Candidate], _ conjuncts: [Filter<T>.Node], matches: Double, total: Int) -> QueryPlan<T>? {
+    private func intersection(_ candidates: [Candidate], matches: Double, total: Int) -> QueryPlan? {
         guard let best = candidates.first, best.count > 0 else { return nil }
         let field = { (position: Int) in self.contents.indexes[position].definition.keyPaths[0] as AnyKeyPath }
         guard let second = candidates.dropFirst().first(where: { field($0.position) != field(best.position) }) else { return nil }
         let merging = best.inIdentifierOrder && second.inIdentifierOrder
-        var plan = QueryPlan<T>(
+        var plan = QueryPlan(
             access: .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges)),
-            estimate: best.count + second.count, residual: residual(conjuncts, best.implied.union(second.implied)),
+            estimate: best.count + second.count, residual: residual(best.implied.union(second.implied)),
             matches: min(matches, Double(best.count)), total: total)
         let reads = best.count + second.count
         let probing = merging ? 0 : Self.comparisonCost * Double(reads) * log2(Double(max(best.count, 2)))
@@ -199,23 +207,24 @@ struct QueryPlanner<T: Entity> {
     /// equality fixes and whose second is the order's first key. A walk
     /// reads about (offset + limit) ÷ (the share of walked entries that
     /// match) entries before it stops.
-    private func walks(_ conjuncts: [Filter<T>.Node], matches: Double, total: Int) -> [QueryPlan<T>] {
-        guard query.identifierOrder == nil, let first = query.order.first, first.indexOrdered else { return [] }
-        var plans: [QueryPlan<T>] = []
+    private func walks(matches: Double, total: Int) -> [QueryPlan] {
+        guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered else { return [] }
+        var plans: [QueryPlan] = []
         for (position, index) in contents.indexes.enumerated() {
             let paths = index.definition.keyPaths.map { $0 as AnyKeyPath }
+            let fields = termsOnField[position]
             var range = KeyRange.everything
             var implied = Set<Int>()
-            if paths[0] == first.keyPath {
-                if let conditions = Conditions(on: paths[0], conjuncts), (conditions.equals?.count ?? 1) == 1 {
+            if paths[0] == first.path {
+                if let conditions = Conditions(fields[0], spec.terms), (conditions.equals?.count ?? 1) == 1 {
                     range = conditions.ranges(prefix: [])[0]
                     implied = conditions.implied
                 }
-            } else if paths.count == 2, paths[1] == first.keyPath,
-                      let prefix = Conditions(on: paths[0], conjuncts), let value = prefix.equals, value.count == 1 {
+            } else if paths.count == 2, paths[1] == first.path,
+                      let prefix = Conditions(fields[0], spec.terms), let value = prefix.equals, value.count == 1 {
                 range = KeyRange(prefix: value)
                 implied = prefix.implied
-                if let conditions = Conditions(on: paths[1], conjuncts), (conditions.equals?.count ?? 1) == 1 {
+                if let conditions = Conditions(fields[1], spec.terms), (conditions.equals?.count ?? 1) == 1 {
                     range = conditions.ranges(prefix: value)[0]
                     implied.formUnion(conditions.implied)
                 }
@@ -223,17 +232,17 @@ struct QueryPlanner<T: Entity> {
                 continue
             }
             let inRange = index.count(in: range)
-            let residual = residual(conjuncts, implied)
+            let residual = residual(implied)
             // The share of the walked entries that match, from the matches
             // expected in the whole table and how many the range holds.
             let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
-            let wanted = query.limitCount.map { Double(query.offsetCount + $0) } ?? Double(inRange)
+            let wanted = spec.limit.map { Double(spec.offset + $0) } ?? Double(inRange)
             let reads = min(Double(inRange), (wanted + 1) / share)
-            var plan = QueryPlan<T>(access: .index(position: position, ranges: [range]), estimate: Int(reads.rounded(.up)),
-                                    walk: .init(position: position, descending: first.descending, range: range),
-                                    residual: residual, matches: min(matches, Double(inRange)), total: total)
+            var plan = QueryPlan(access: .index(position: position, ranges: [range]), estimate: Int(reads.rounded(.up)),
+                                 walk: .init(position: position, descending: first.descending, range: range),
+                                 residual: residual, matches: min(matches, Double(inRange)), total: total)
             plan.alternatives = [.init(name: "walk \(indexName(position))\(first.descending ? " backwards" : "")", reads: reads,
-                                       cost: reads * (residual == nil ? 1 : 1 + Self.checkCost))]
+                                       cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost))]
             plans.append(plan)
         }
         return plans
@@ -241,24 +250,11 @@ struct QueryPlanner<T: Entity> {
 
     private func indexName(_ position: Int) -> String { "\(contents.name).\(contents.indexes[position].definition.name)" }
 
-    /// The identifiers an `==` or `in` on the identifier names, with the
-    /// condition that names them. The key path is recognized by its type
-    /// and name (a literal `\Person.id` is not equal to the generic `\T.id`).
-    private func identifiers(_ conjuncts: [Filter<T>.Node]) -> ([IndexValue], Set<Int>)? {
-        let name = "\\\(T.self).id"
-        for conjunct in conjuncts {
-            let path: AnyKeyPath
-            switch conjunct {
-            case let .comparison(comparison) where comparison.keyPath is KeyPath<T, T.ID> && "\(comparison.keyPath)" == name:
-                path = comparison.keyPath
-            case let .membership(membership) where membership.keyPath is KeyPath<T, T.ID> && "\(membership.keyPath)" == name:
-                path = membership.keyPath
-            default: continue
-            }
-            guard let conditions = Conditions(on: path, conjuncts), let ids = conditions.equals else { return nil }
-            return (ids, conditions.equalsFrom.map { [$0] } ?? [])
-        }
-        return nil
+    /// The identifiers an `==` or `in` on the identifier names, with the term that names them.
+    private func identifiers() -> ([IndexValue], Set<Int>)? {
+        let onIdentifier = spec.terms.indices.filter { spec.terms[$0].isIdentifier }
+        guard let conditions = Conditions(onIdentifier, spec.terms), let ids = conditions.equals else { return nil }
+        return (ids, conditions.equalsFrom.map { [$0] } ?? [])
     }
 }
 
@@ -277,13 +273,13 @@ struct Conditions {
     /// says (no NaN, whose `==` differs from the index's).
     private var exact = true
 
-    init?<T>(on path: AnyKeyPath, _ conjuncts: [Filter<T>.Node]) {
-        for (position, conjunct) in conjuncts.enumerated() {
-            switch conjunct {
-            case let .comparison(comparison) where comparison.keyPath as AnyKeyPath == path:
-                guard let value = comparison.value else { continue }
+    /// The conditions of `positions`, terms all on one field.
+    init?(_ positions: [Int], _ terms: [QueryTerm]) {
+        for position in positions {
+            switch terms[position].shape {
+            case let .comparison(op, value?):
                 if value.isNaN { exact = false }
-                switch comparison.op {
+                switch op {
                 case .equal:
                     equals = [value]
                     equalsFrom = position
@@ -293,8 +289,7 @@ struct Conditions {
                 case .greater: tighten(lower: .init(value: value, inclusive: false), from: position)
                 case .greaterOrEqual: tighten(lower: .init(value: value, inclusive: true), from: position)
                 }
-            case let .membership(membership) where membership.keyPath as AnyKeyPath == path && equals == nil:
-                guard let values = membership.values else { continue }
+            case let .membership(values?) where equals == nil:
                 if values.contains(where: \.isNaN) { exact = false }
                 equals = values
                 equalsFrom = position

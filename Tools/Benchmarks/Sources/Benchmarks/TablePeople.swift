@@ -2,8 +2,7 @@ import Foundation
 import GRDB
 import LensDB
 
-/// The person both sides store: same fields, same data, same indexes
-/// (city, age, score).
+/// The person both sides store: same fields, same data, same indexes.
 struct BenchPerson: Entity, Equatable, FetchableRecord, PersistableRecord {
     static let databaseTableName = "person"
     var id: Int64
@@ -20,7 +19,10 @@ struct BenchPerson: Entity, Equatable, FetchableRecord, PersistableRecord {
     }
 }
 
-let lensIndexes: [LensDB.Index<BenchPerson>] = [.on(\.city), .on(\.age), .on(\.score)]
+/// Both sides index the same fields: each one alone, city then age (W5's
+/// filter), and city then score (W5's order within a city).
+let lensIndexes: [LensDB.Index<BenchPerson>] = [.on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .on(\.city, \.score)]
+let grdbIndexes: [[String]] = [["city"], ["age"], ["score"], ["city", "age"], ["city", "score"]]
 
 /// A fresh LensDB store with the people table, `.full` durability.
 func openLensPeople(_ path: String) throws -> (Store, LensDB.Table<BenchPerson>) {
@@ -43,7 +45,9 @@ func openGRDBPeople(_ path: String, create: Bool) throws -> DatabasePool {
                 table.column("age", .integer).notNull()
                 table.column("score", .double).notNull()
             }
-            for column in ["city", "age", "score"] { try db.create(index: "person_\(column)", on: "person", columns: [column]) }
+            for columns in grdbIndexes {
+                try db.create(index: "person_" + columns.joined(separator: "_"), on: "person", columns: columns)
+            }
         }
     }
     return pool

@@ -55,6 +55,21 @@ let tableProfileWorkload = Workload(
         store.close()
         return
     }
+    if CommandLine.arguments.contains("queries") {
+        let (store, people) = try openLensPeople(path.path)
+        var found = 0
+        let queryStart = now()
+        let queries = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_QUERIES"] ?? "") ?? 20000
+        for count in 0..<queries {
+            let age = 18 + count % 57, city = "City \(count % 100)"
+            let ages: Filter<BenchPerson> = \.age >= age && \.age <= age + 5
+            let filter: Filter<BenchPerson> = ages && \.city == city
+            found += try people.query.filter(filter).sorted(by: \.score, .descending).offset(40).limit(20).all().count
+        }
+        print(String(format: "%d queries: %.3f s (%d)", queries, now() - queryStart, found))
+        store.close()
+        return
+    }
     if CommandLine.arguments.contains("reads") {
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()

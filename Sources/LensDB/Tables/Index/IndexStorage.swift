@@ -1,0 +1,233 @@
+/// One entry of an index: the key's fields and the row they were read
+/// from, whose identifier breaks ties, so entries with equal keys are in
+/// identifier order and every entry is distinct.
+///
+/// An entry does not own its row: `row` is unretained. Every entry of an
+/// index of one version points at a row that version's row tree holds, and
+/// an index is only ever read through the ``TableStorage`` that holds both
+/// (an older version shares index nodes only with rows it holds too). So a
+/// walk passes rows on without retaining or releasing any, copying a node
+/// on a commit retains nothing, and an entry takes no reference count.
+protocol IndexEntry: Comparable, Sendable {
+    init(key: IndexedKey, row: Unmanaged<RowObject>)
+    var key: IndexedKey { get }
+    var row: Unmanaged<RowObject> { get }
+}
+
+extension IndexEntry {
+    /// The identifier of the entry's row, read without retaining it.
+    var id: IndexValue { row._withUnsafeGuaranteedRef { $0.id } }
+}
+
+/// What an index tree maps its entries to: nothing; the entry is the key.
+/// A nominal empty type, not `Void`, so the tree's code is specialized for it.
+struct EntryMark: Sendable {}
+
+/// An entry of a one-field index: 32 bytes.
+struct OneFieldEntry: IndexEntry {
+    let value: IndexValue
+    let row: Unmanaged<RowObject>
+
+    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+        value = key.first
+        self.row = row
+    }
+
+    var key: IndexedKey { .one(value) }
+
+    static func < (a: Self, b: Self) -> Bool {
+        if a.value < b.value { return true }
+        if b.value < a.value { return false }
+        return a.id < b.id
+    }
+
+    static func == (a: Self, b: Self) -> Bool { a.value == b.value && a.id == b.id }
+}
+
+/// An entry of a two-field index.
+struct TwoFieldEntry: IndexEntry {
+    let first: IndexValue
+    let second: IndexValue
+    let row: Unmanaged<RowObject>
+
+    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+        first = key[0]
+        second = key[1]
+        self.row = row
+    }
+
+    var key: IndexedKey { .two(first, second) }
+
+    static func < (a: Self, b: Self) -> Bool {
+        if a.first < b.first { return true }
+        if b.first < a.first { return false }
+        if a.second < b.second { return true }
+        if b.second < a.second { return false }
+        return a.id < b.id
+    }
+
+    static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.id == b.id }
+}
+
+/// One index of one version of a table: its definition and its entries,
+/// in a tree whose entry type fits the number of fields.
+struct IndexStorage: Sendable {
+    let definition: IndexDefinition
+    var entries: Entries
+
+    enum Entries: Sendable {
+        case one(PersistentBTree<OneFieldEntry, EntryMark>)
+        case two(PersistentBTree<TwoFieldEntry, EntryMark>)
+    }
+
+    init(_ definition: IndexDefinition) {
+        self.definition = definition
+        entries = definition.keyPaths.count == 1 ? .one(PersistentBTree()) : .two(PersistentBTree())
+    }
+
+    /// An index of `rows`, which must be in identifier order: built bottom-up
+    /// from the entries sorted once.
+    init(_ definition: IndexDefinition, rows: [RowObject]) {
+        self.definition = definition
+        switch definition.keyPaths.count {
+        case 1: entries = .one(Self.tree(definition, rows))
+        default: entries = .two(Self.tree(definition, rows))
+        }
+    }
+
+    private static func tree<Entry: IndexEntry>(_ definition: IndexDefinition, _ rows: [RowObject]) -> PersistentBTree<Entry, EntryMark> {
+        let entries = rows.map { Entry(key: definition.key($0), row: Unmanaged.passUnretained($0)) }
+        // Rows come in identifier order, and the sort is stable: ties stay in it.
+        let order = sortedPermutation(entries.map(\.key))
+        return PersistentBTree(sorted: order.map { (entries[$0], EntryMark()) })
+    }
+
+    /// How many entries it holds.
+    var count: Int {
+        switch entries {
+        case let .one(tree): tree.count
+        case let .two(tree): tree.count
+        }
+    }
+
+    /// Updates the entries for an entity changing from the row `old` to the
+    /// row `new` (nil: absent).
+    mutating func update(old: RowObject?, new: RowObject?) {
+        switch entries {
+        case var .one(tree):
+            entries = .one(PersistentBTree())
+            Self.update(&tree, definition, old: old, new: new)
+            entries = .one(tree)
+        case var .two(tree):
+            entries = .two(PersistentBTree())
+            Self.update(&tree, definition, old: old, new: new)
+            entries = .two(tree)
+        }
+    }
+
+    private static func update<Entry: IndexEntry>(
+        _ tree: inout PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, old: RowObject?, new: RowObject?
+    ) {
+        if let old { tree.removeValue(forKey: Entry(key: definition.key(old), row: .passUnretained(old))) }
+        // An entry equal to the one removed (same key, same identifier) replaces it in place.
+        if let new { tree.updateValue(EntryMark(), forKey: Entry(key: definition.key(new), row: .passUnretained(new))) }
+    }
+
+    /// The key shared with another entity, when this is a unique index and
+    /// `row` would share one.
+    func conflict(with row: RowObject) -> IndexedKey? {
+        guard definition.isUnique else { return nil }
+        let key = definition.key(row)
+        guard key.first != .null else { return nil }
+        var found = false
+        forEach(in: KeyRange(prefix: key.values)) { _, other in
+            found = other.id != row.id
+            return !found
+        }
+        return found ? key : nil
+    }
+
+    /// A key two entries share, other than nil (which a unique index does
+    /// not compare), if any.
+    func repeatedKey() -> IndexedKey? {
+        var previous: IndexedKey?
+        var repeated: IndexedKey?
+        forEach(in: .everything) { key, _ in
+            if key == previous, key.first != .null { repeated = key }
+            previous = key
+            return repeated == nil
+        }
+        return repeated
+    }
+
+    /// How many entries lie in `range`. O(log n).
+    func count(in range: KeyRange) -> Int {
+        switch entries {
+        case let .one(tree): Self.count(tree, in: range)
+        case let .two(tree): Self.count(tree, in: range)
+        }
+    }
+
+    private static func count<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange) -> Int {
+        tree.rank(of: { !range.isAbove($0.key) }) - tree.rank(of: { range.isBelow($0.key) })
+    }
+
+    /// Calls `body` with the key and row of each entry in `range`, in index
+    /// order (descending when asked), until it returns false. With `start`,
+    /// the walk begins at the first entry whose leading fields (as many as
+    /// `start` has) reach it in walking order: the entries before are not
+    /// read. The row is lent, not retained: `body` keeps it only by copying
+    /// the reference.
+    func forEach(
+        in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil,
+        _ body: (IndexedKey, RowObject) throws -> Bool
+    ) rethrows {
+        switch entries {
+        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
+        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
+        }
+    }
+
+    private static func forEach<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange, descending: Bool, startingAt start: [IndexValue]?,
+        _ body: (IndexedKey, RowObject) throws -> Bool
+    ) rethrows {
+        if descending {
+            try tree.forEachReversed(from: { entry in
+                range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
+            }) { entry, _ in
+                guard !range.isBelow(entry.key) else { return false }
+                return try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+            }
+        } else {
+            try tree.forEach(from: { entry in
+                range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
+            }) { entry, _ in
+                guard !range.isAbove(entry.key) else { return false }
+                return try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+            }
+        }
+    }
+
+    /// Checks the tree's shape and that each entry's key is its row's.
+    func checkInvariants(rows: (IndexValue) -> RowObject?) -> String? {
+        switch entries {
+        case let .one(tree): Self.check(tree, definition, rows)
+        case let .two(tree): Self.check(tree, definition, rows)
+        }
+    }
+
+    private static func check<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, _ rows: (IndexValue) -> RowObject?
+    ) -> String? {
+        if let problem = tree.checkInvariants() { return problem }
+        var problem: String?
+        tree.forEach { entry, _ in
+            let row = entry.row.takeUnretainedValue()
+            if rows(row.id) !== row { problem = "an entry points at a row the table does not hold" }
+            if definition.key(row) != entry.key { problem = "an entry's key is not its row's" }
+            return problem == nil
+        }
+        return problem
+    }
+}
