@@ -16,8 +16,8 @@ import Dispatch
 /// version (the conflation `values` promises).
 final class LiveRegistry<T: Entity>: Sendable {
     struct Observer: Sendable {
-        let filter: (@Sendable (T) -> Bool)?
-        let fieldValue: (@Sendable (T) -> IndexValue)?
+        let filter: (@Sendable (RowObject) -> Bool)?
+        let fieldValue: (@Sendable (RowObject) -> IndexValue)?
         let value: IndexValue?
         /// Other tables whose changes wake it (the targets of `including`).
         let relatedTables: Set<String>
@@ -28,7 +28,7 @@ final class LiveRegistry<T: Entity>: Sendable {
         var observers: [Int: Observer] = [:]
         /// Observers filed by an equality condition: field, then value.
         var filed: [FieldKey: [IndexValue: Set<Int>]] = [:]
-        var fieldValues: [FieldKey: @Sendable (T) -> IndexValue] = [:]
+        var fieldValues: [FieldKey: @Sendable (RowObject) -> IndexValue] = [:]
         var unfiled: Set<Int> = []
         /// Observers that also watch other tables.
         var watchingOthers: Set<Int> = []
@@ -55,7 +55,7 @@ final class LiveRegistry<T: Entity>: Sendable {
     /// Adds an observer of `query`; returns the version it starts after and its id.
     func add(_ query: Query<T>, relatedTables: Set<String>, notify: @escaping @Sendable (CommittedTransaction) -> Void) -> (StoreState, Int) {
         let filing = query.filter.flatMap { Self.filing($0.node) }
-        let observer = Observer(filter: query.filter?.node.compiled(), fieldValue: filing?.fieldValue, value: filing?.value,
+        let observer = Observer(filter: query.filter?.node.compiledForRows(), fieldValue: filing?.fieldValue, value: filing?.value,
                                 relatedTables: relatedTables, notify: notify)
         let (id, needsFeed) = state.withLock { state -> (Int, Bool) in
             defer { state.nextID += 1 }
@@ -99,7 +99,7 @@ final class LiveRegistry<T: Entity>: Sendable {
     var count: Int { state.withLock { $0.observers.count } }
 
     /// The first equality condition of a filter's top-level conjunction.
-    private static func filing(_ node: Filter<T>.Node) -> (path: AnyKeyPath, value: IndexValue, fieldValue: @Sendable (T) -> IndexValue)? {
+    private static func filing(_ node: FilterNode) -> (path: AnyKeyPath, value: IndexValue, fieldValue: @Sendable (RowObject) -> IndexValue)? {
         for conjunct in node.conjuncts {
             if case let .comparison(comparison) = conjunct, let value = comparison.value, let fieldValue = comparison.fieldValue {
                 return (comparison.keyPath, value, fieldValue)
@@ -120,7 +120,7 @@ final class LiveRegistry<T: Entity>: Sendable {
                     let fieldValue = state.fieldValues[path]!
                     for change in changes {
                         for row in [change.old, change.new].compactMap({ $0 }) {
-                            if let filed = byValue[fieldValue(Table<T>.entity(row))] { ids.formUnion(filed) }
+                            if let filed = byValue[fieldValue(row)] { ids.formUnion(filed) }
                         }
                     }
                 }
@@ -129,7 +129,7 @@ final class LiveRegistry<T: Entity>: Sendable {
                 guard let observer = state.observers[id] else { return false }
                 guard let filter = observer.filter else { return true }
                 return changes.contains { change in
-                    change.old.map { filter(Table<T>.entity($0)) } == true || change.new.map { filter(Table<T>.entity($0)) } == true
+                    change.old.map(filter) == true || change.new.map(filter) == true
                 }
             }
             // Queries that include other tables wake when those change.

@@ -29,6 +29,46 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         return false
     }
 
+    /// A 64-bit number whose order agrees with this value's: a smaller
+    /// prefix means a smaller value, and equal values have equal prefixes
+    /// (equal prefixes decide nothing). The type's rank in the top 3 bits;
+    /// then a number's value (as a `Double`, zero unsigned, NaN last) or the
+    /// first 7 bytes of a string, UUID or bytes. Sorting compares these
+    /// first, as one integer, and the values only on a tie.
+    var orderPrefix: UInt64 {
+        let rank = UInt64(self.rank) << 61
+        switch self {
+        case .null: return 0
+        case let .bool(value): return rank | (value ? 1 : 0)
+        case .int, .uint, .double: return rank | Self.orderBits(number)
+        case let .date(value): return rank | Self.orderBits(value.timeIntervalSinceReferenceDate)
+        case let .string(value): return rank | Self.leadingBytes(value.utf8)
+        case let .uuid(value): return rank | withUnsafeBytes(of: value.uuid) { Self.leadingBytes($0) }
+        case let .bytes(value): return rank | Self.leadingBytes(value)
+        }
+    }
+
+    /// The top 61 bits of a double's order-preserving form: NaN after every
+    /// number, and both zeros alike (they are equal as values).
+    private static func orderBits(_ value: Double) -> UInt64 {
+        if value.isNaN { return (1 << 61) - 1 }
+        let bits = (value == 0 ? 0.0 : value).bitPattern
+        let ordered = bits & (1 << 63) != 0 ? ~bits : bits | (1 << 63)
+        return ordered >> 3
+    }
+
+    /// The first 7 bytes, big-endian, in the low 61 bits (shorter ones
+    /// padded with zeros, which sort first, as a shorter prefix does).
+    private static func leadingBytes<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
+        var result: UInt64 = 0, count = 0
+        for byte in bytes {
+            guard count < 7 else { break }
+            result = result << 8 | UInt64(byte)
+            count += 1
+        }
+        return result << (8 * UInt64(7 - count) + 5)
+    }
+
     private var rank: Int {
         switch self {
         case .null: 0

@@ -144,8 +144,8 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
 /// fields and, on the field after, within the bounds. Every filter an index
 /// serves (equality, ranges, equality then a range on a two-field index)
 /// is one, and so is the whole index.
-struct KeyRange: Sendable, Equatable, CustomStringConvertible {
-    struct Bound: Sendable, Equatable {
+struct KeyRange: Sendable, Hashable, CustomStringConvertible {
+    struct Bound: Sendable, Hashable {
         var value: IndexValue
         var inclusive: Bool
     }

@@ -19,29 +19,26 @@
 ///
 /// A filter is a value: `Sendable`, and evaluated only when a query runs.
 public struct Filter<T: Entity>: Sendable {
-    @usableFromInline
-    indirect enum Node: Sendable {
-        case comparison(Comparison<T>)
-        case membership(Membership<T>)
-        case closure(Predicate<T>)
-        case and(Node, Node)
-        case or(Node, Node)
-        case not(Node)
-    }
+    /// The condition, on rows of `T`: closures the builders compiled in the
+    /// program's module, so the node itself needs no type parameter and
+    /// planning and running a query never look up `T`'s metadata.
+    @usableFromInline let node: FilterNode
 
-    @usableFromInline let node: Node
-
-    @usableFromInline init(node: Node) { self.node = node }
+    @usableFromInline init(node: FilterNode) { self.node = node }
 
     /// Whether `entity` satisfies the filter.
-    public func matches(_ entity: T) -> Bool { node.matches(entity) }
+    public func matches(_ entity: T) -> Bool {
+        // The conditions read rows, so the entity goes in a box of its own;
+        // its identifier is not read by any condition.
+        node.compiledForRows()(RowBox(entity, id: .null, lsn: 0))
+    }
 
     /// A filter that runs `predicate` on every candidate: the fallback for
     /// what key paths cannot say. No index serves it, so it always scans the
     /// candidates the other filters leave.
     @inlinable
     public static func `where`(_ predicate: @escaping @Sendable (T) -> Bool) -> Filter {
-        Filter(node: .closure(Predicate(text: { "where { … }" }, predicate)))
+        Filter(node: .closure(Predicate(text: { "where { … }" }) { predicate(unsafeDowncast($0, to: RowBox<T>.self).value) }))
     }
 
     /// Holds when the field equals one of `values`; an empty set matches nothing.
@@ -52,28 +49,35 @@ public struct Filter<T: Entity>: Sendable {
         let read = fieldReader(field)
         return Filter(node: .membership(Membership(
             keyPath: field, values: indexed.count == set.count ? indexed : nil, text: { "\(field) in \(set.count) values" },
-            evaluate: { set.contains($0[keyPath: field]) },
             evaluateRow: { set.contains(read($0)) })))
     }
 }
 
-/// A condition the planner cannot see into (`.where`, `~=`), with its text
-/// for plans, on entities and on rows.
+/// A filter's condition without its entity type: leaves the planner can
+/// read (comparisons, memberships) or cannot (predicates), combined.
 @usableFromInline
-struct Predicate<T: Entity>: Sendable {
+indirect enum FilterNode: Sendable {
+    case comparison(Comparison)
+    case membership(Membership)
+    case closure(Predicate)
+    case and(FilterNode, FilterNode)
+    case or(FilterNode, FilterNode)
+    case not(FilterNode)
+}
+
+/// A condition the planner cannot see into (`.where`, `~=`), with its text
+/// for plans.
+@usableFromInline
+struct Predicate: Sendable {
     /// Its text for plans, made only when one is printed: describing a key
     /// path costs more than running most queries.
     @usableFromInline let describe: @Sendable () -> String
-    @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
 
-    var text: String { describe() }
-
     @inlinable
-    init(text: @escaping @Sendable () -> String, _ evaluate: @escaping @Sendable (T) -> Bool) {
+    init(text: @escaping @Sendable () -> String, _ evaluateRow: @escaping @Sendable (RowObject) -> Bool) {
         describe = text
-        self.evaluate = evaluate
-        evaluateRow = { evaluate(unsafeDowncast($0, to: RowBox<T>.self).value) }
+        self.evaluateRow = evaluateRow
     }
 }
 
@@ -86,92 +90,57 @@ enum ComparisonOperator: String, Sendable {
 /// `field <op> value`, with the value as indexes order it when it has one.
 ///
 /// Built by `@inlinable` operators, so its closures are compiled in the
-/// program's module for its entity type: `evaluateRow` reads the field in
-/// the row's box, with no copy of the entity and no generic key path lookup.
+/// program's module for its entity and field types: `evaluateRow` reads the
+/// field in the row's box, with no copy of the entity and no key path applied.
 @usableFromInline
-struct Comparison<T: Entity>: Sendable {
-    @usableFromInline typealias Operator = ComparisonOperator
+struct Comparison: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
-    @usableFromInline let op: Operator
+    @usableFromInline let op: ComparisonOperator
     /// The value in index order; nil for types indexes cannot take.
     @usableFromInline let value: IndexValue?
     /// Its text for plans, made only when one is printed.
     @usableFromInline let describe: @Sendable () -> String
-    @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
     /// For `==` on an indexable field: the field's value as indexes order
     /// it, so live queries can be found by the value a commit changed.
-    @usableFromInline var fieldValue: (@Sendable (T) -> IndexValue)? = nil
+    @usableFromInline var fieldValue: (@Sendable (RowObject) -> IndexValue)? = nil
 
     @inlinable
     init(
-        keyPath: AnyKeyPath & Sendable, op: Operator, value: IndexValue?, text: @escaping @Sendable () -> String,
-        evaluate: @escaping @Sendable (T) -> Bool, evaluateRow: @escaping @Sendable (RowObject) -> Bool
+        keyPath: AnyKeyPath & Sendable, op: ComparisonOperator, value: IndexValue?, text: @escaping @Sendable () -> String,
+        evaluateRow: @escaping @Sendable (RowObject) -> Bool
     ) {
         self.keyPath = keyPath
         self.op = op
         self.value = value
         describe = text
-        self.evaluate = evaluate
         self.evaluateRow = evaluateRow
     }
 }
 
 /// `field in values`.
 @usableFromInline
-struct Membership<T: Entity>: Sendable {
+struct Membership: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let values: [IndexValue]?
     @usableFromInline let describe: @Sendable () -> String
-    @usableFromInline let evaluate: @Sendable (T) -> Bool
     @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
 
     @inlinable
     init(
         keyPath: AnyKeyPath & Sendable, values: [IndexValue]?, text: @escaping @Sendable () -> String,
-        evaluate: @escaping @Sendable (T) -> Bool, evaluateRow: @escaping @Sendable (RowObject) -> Bool
+        evaluateRow: @escaping @Sendable (RowObject) -> Bool
     ) {
         self.keyPath = keyPath
         self.values = values
         describe = text
-        self.evaluate = evaluate
         self.evaluateRow = evaluateRow
     }
 }
 
-extension Filter.Node {
-    func matches(_ entity: T) -> Bool {
-        switch self {
-        case let .comparison(comparison): comparison.evaluate(entity)
-        case let .membership(membership): membership.evaluate(entity)
-        case let .closure(predicate): predicate.evaluate(entity)
-        case let .and(a, b): a.matches(entity) && b.matches(entity)
-        case let .or(a, b): a.matches(entity) || b.matches(entity)
-        case let .not(a): !a.matches(entity)
-        }
-    }
-
-    /// The filter as one closure: evaluating it walks no enum, which in
-    /// generic code would look up type metadata at every step.
-    func compiled() -> @Sendable (T) -> Bool {
-        switch self {
-        case let .comparison(comparison): return comparison.evaluate
-        case let .membership(membership): return membership.evaluate
-        case let .closure(predicate): return predicate.evaluate
-        case let .and(a, b):
-            let (x, y) = (a.compiled(), b.compiled())
-            return { x($0) && y($0) }
-        case let .or(a, b):
-            let (x, y) = (a.compiled(), b.compiled())
-            return { x($0) || y($0) }
-        case let .not(a):
-            let x = a.compiled()
-            return { !x($0) }
-        }
-    }
-
+extension FilterNode {
     /// The filter as one closure over rows, built from the closures the
-    /// program's module compiled: evaluating it needs no metadata of `T`.
+    /// program's module compiled.
     func compiledForRows() -> @Sendable (RowObject) -> Bool {
         switch self {
         case let .comparison(comparison): return comparison.evaluateRow
@@ -190,7 +159,7 @@ extension Filter.Node {
     }
 
     /// The conditions that must all hold: this node split at its `&&`s.
-    var conjuncts: [Filter.Node] {
+    var conjuncts: [FilterNode] {
         if case let .and(a, b) = self { return a.conjuncts + b.conjuncts }
         return [self]
     }
@@ -199,7 +168,7 @@ extension Filter.Node {
         switch self {
         case let .comparison(comparison): comparison.describe()
         case let .membership(membership): membership.describe()
-        case let .closure(predicate): predicate.text
+        case let .closure(predicate): predicate.describe()
         case let .and(a, b): "(\(a.text) && \(b.text))"
         case let .or(a, b): "(\(a.text) || \(b.text))"
         case let .not(a): "!\(a.text)"
@@ -215,16 +184,15 @@ extension Filter.Node {
 
 @inlinable
 func comparison<T: Entity, V: Sendable>(
-    _ field: KeyPath<T, V> & Sendable, _ op: Comparison<T>.Operator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
+    _ field: KeyPath<T, V> & Sendable, _ op: ComparisonOperator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
 ) -> Filter<T> {
     let read = fieldReader(field)
-    var comparison = Comparison<T>(
+    var comparison = Comparison(
         keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
-        evaluate: { evaluate($0[keyPath: field]) },
         evaluateRow: { evaluate(read($0)) })
     if op == .equal, comparison.value != nil {
         // The value is indexable, so the field's type is.
-        comparison.fieldValue = { ($0[keyPath: field] as! any IndexableValue).indexValue }
+        comparison.fieldValue = { (read($0) as! any IndexableValue).indexValue }
     }
     return Filter(node: .comparison(comparison))
 }
@@ -280,12 +248,11 @@ public func >= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Send
 
 @inlinable
 func optionalComparison<T: Entity, V: Comparable & Sendable>(
-    _ field: KeyPath<T, V?> & Sendable, _ op: Comparison<T>.Operator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
+    _ field: KeyPath<T, V?> & Sendable, _ op: ComparisonOperator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
 ) -> Filter<T> {
     let read = fieldReader(field)
     return Filter(node: .comparison(Comparison(
         keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
-        evaluate: { $0[keyPath: field].map(evaluate) ?? false },
         evaluateRow: { read($0).map(evaluate) ?? false })))
 }
 
@@ -338,11 +305,13 @@ struct SharedRegex: @unchecked Sendable {
 /// Holds when `regex` matches anywhere in the field, unless the pattern anchors.
 public func ~= <T: Entity, Output>(field: KeyPath<T, String> & Sendable, regex: Regex<Output>) -> Filter<T> {
     let shared = SharedRegex(regex)
-    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { shared.matchesAnywhere($0[keyPath: field]) }))
+    let read = fieldReader(field)
+    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { shared.matchesAnywhere(read($0)) }))
 }
 
 /// Holds when `regex` matches anywhere in the field; a `nil` field fails.
 public func ~= <T: Entity, Output>(field: KeyPath<T, String?> & Sendable, regex: Regex<Output>) -> Filter<T> {
     let shared = SharedRegex(regex)
-    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { $0[keyPath: field].map(shared.matchesAnywhere) ?? false }))
+    let read = fieldReader(field)
+    return Filter(node: .closure(Predicate(text: { "\(field) ~= /…/" }) { read($0).map(shared.matchesAnywhere) ?? false }))
 }

@@ -221,15 +221,26 @@ struct Candidate {
 struct SortEntry {
     /// Its position among identifiers given first; `Int.max` for the rest.
     let rank: Int
-    /// The first sort key's value (`.null` when the order has none), and the
-    /// others': most orders have one key, which then needs no array.
+    /// The first sort key's value (`.null` when the order has none) with
+    /// its ``IndexValue/orderPrefix``, and the others': most orders have one
+    /// key, which then needs no array, and most comparisons end at the prefix.
+    let prefix: UInt64
     let first: IndexValue
     let rest: [IndexValue]
     let id: IndexValue
 
+    init(rank: Int, first: IndexValue, rest: [IndexValue], id: IndexValue) {
+        self.rank = rank
+        prefix = first.orderPrefix
+        self.first = first
+        self.rest = rest
+        self.id = id
+    }
+
     /// -1, 0 or 1, with `descending[i]` reversing key `i`.
     static func compare(_ a: SortEntry, _ b: SortEntry, descending: [Bool]) -> Int {
         if a.rank != b.rank { return a.rank < b.rank ? -1 : 1 }
+        if a.prefix != b.prefix { return (a.prefix < b.prefix) != (descending.first ?? false) ? -1 : 1 }
         if let order = Self.compare(a.first, b.first, descending: descending.first ?? false) { return order }
         for index in a.rest.indices {
             if let order = Self.compare(a.rest[index], b.rest[index], descending: descending[index + 1]) { return order }
@@ -263,7 +274,7 @@ struct TotalOrder {
         descending = query.order.map(\.descending)
         let values = query.order.compactMap(\.rowValue)
         self.values = values.count == query.order.count ? values : nil
-        compares = query.order.map { (key: SortKey<T>) -> @Sendable (RowObject, RowObject) -> Int in
+        compares = query.order.map { (key: SortKey) -> @Sendable (RowObject, RowObject) -> Int in
             let compare = key.rowCompare
             if key.descending { return { a, b in -compare(a, b) } }
             return compare

@@ -26,7 +26,7 @@ public struct Query<T: Entity>: Sendable {
     @usableFromInline let table: Table<T>
     @usableFromInline var source: Source
     @usableFromInline var filter: Filter<T>?
-    @usableFromInline var order: [SortKey<T>] = []
+    @usableFromInline var order: [SortKey] = []
     @usableFromInline var identifierOrder: [T.ID]?
     @usableFromInline var offsetCount = 0
     @usableFromInline var limitCount: Int?
@@ -127,7 +127,7 @@ public enum SortDirection: Sendable, Equatable {
 /// for its entity and field types; the `row…` ones read the field in the
 /// row's box, so sorting copies no entity.
 @usableFromInline
-struct SortKey<T: Entity>: Sendable {
+struct SortKey: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let descending: Bool
     @usableFromInline let isOptional: Bool
@@ -141,7 +141,7 @@ struct SortKey<T: Entity>: Sendable {
     @usableFromInline let rowCompare: @Sendable (RowObject, RowObject) -> Int
 
     @inlinable
-    init<V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
+    init<T: Entity, V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
         keyPath = field
         descending = direction == .descending
         isOptional = false
@@ -160,7 +160,7 @@ struct SortKey<T: Entity>: Sendable {
     }
 
     @inlinable
-    init<V: Comparable & Sendable>(_ field: KeyPath<T, V?> & Sendable, _ direction: SortDirection) {
+    init<T: Entity, V: Comparable & Sendable>(_ field: KeyPath<T, V?> & Sendable, _ direction: SortDirection) {
         keyPath = field
         descending = direction == .descending
         isOptional = true

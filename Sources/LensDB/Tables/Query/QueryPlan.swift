@@ -60,6 +60,14 @@ struct QueryPlanner {
     let spec: QuerySpec
     /// For each index, for each of its fields, the terms on that field.
     private let termsOnField: [[[Int]]]
+    /// Range counts made so far by this planner.
+    private let counts = CountCache()
+
+    /// A planner is a value used by one thread for one plan; the cache
+    /// lives as long as it does.
+    private final class CountCache {
+        var value: [Counted: Int] = [:]
+    }
 
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
@@ -92,7 +100,7 @@ struct QueryPlanner {
 
     func plan() -> QueryPlan {
         let total = contents.rows.count
-        let candidates = contents.indexes.indices.compactMap(candidate).sorted { $0.count < $1.count }
+        let candidates = indexCandidates()
         let matches = estimatedMatches(total: total)
         // The primary key serves equality and `in` on the identifier: never more reads than matches.
         if let (ids, implied) = identifiers(), ids.count <= candidates.first?.count ?? total {
@@ -118,6 +126,27 @@ struct QueryPlanner {
         var chosen = best
         chosen.alternatives += options.filter { $0.alternatives[0].name != best.alternatives[0].name }.map { $0.alternatives[0] }
         return chosen
+    }
+
+    /// A candidate range this small is taken without counting the others'.
+    private static var smallRange: Int { 256 }
+
+    /// The index ranges that narrow the candidates, fewest entries first.
+    /// Two-field indexes come first, being the most specific; once one finds
+    /// a small range, the indexes left are not counted.
+    private func indexCandidates() -> [Candidate] {
+        let order = contents.indexes.indices.sorted { contents.indexes[$0].definition.keyPaths.count > contents.indexes[$1].definition.keyPaths.count }
+        var found: [Candidate] = []
+        for position in order {
+            guard let candidate = candidate(position: position) else { continue }
+            found.append(candidate)
+            // A small range of a two-field index fixed on both fields that
+            // decides every condition: no other index can do better.
+            let fixed = candidate.ranges.allSatisfy { $0.prefix.count + ($0.lower == nil && $0.upper == nil ? 0 : 1) == 2 }
+            if candidate.count <= Self.smallRange, fixed, candidate.implied.count == spec.terms.count { break }
+        }
+        let fields = { (candidate: Candidate) in self.contents.indexes[candidate.position].definition.keyPaths.count }
+        return found.sorted { $0.count != $1.count ? $0.count < $1.count : fields($0) < fields($1) }
     }
 
     /// The estimated cost of reading `reads` entries, checking `residual` on
@@ -148,7 +177,7 @@ struct QueryPlanner {
         for (position, index) in contents.indexes.enumerated() where index.definition.keyPaths.count == 1 {
             guard let conditions = Conditions(termsOnField[position][0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
             let ranges = conditions.ranges(prefix: [])
-            share *= Double(ranges.reduce(0) { $0 + index.count(in: $1) }) / Double(total)
+            share *= Double(ranges.reduce(0) { $0 + count(position, $1) }) / Double(total)
             counted.formUnion(conditions.used)
         }
         share *= pow(0.5, Double(spec.terms.count - counted.count))
@@ -174,7 +203,7 @@ struct QueryPlanner {
         }
         ranges = ranges.filter { !$0.isEmpty }
         let inIdentifierOrder = ranges.count == 1 && ranges[0].prefix.count == fields.count
-        return Candidate(position: position, ranges: ranges, count: ranges.reduce(0) { $0 + index.count(in: $1) },
+        return Candidate(position: position, ranges: ranges, count: ranges.reduce(0) { $0 + count(position, $1) },
                          implied: implied, inIdentifierOrder: inIdentifierOrder)
     }
 
@@ -231,7 +260,7 @@ struct QueryPlanner {
             } else {
                 continue
             }
-            let inRange = index.count(in: range)
+            let inRange = count(position, range)
             let residual = residual(implied)
             // The share of the walked entries that match, from the matches
             // expected in the whole table and how many the range holds.
@@ -249,6 +278,20 @@ struct QueryPlanner {
     }
 
     private func indexName(_ position: Int) -> String { "\(contents.name).\(contents.indexes[position].definition.name)" }
+
+    /// The entries of the index at `position` within `range`, counted once a
+    /// plan: the estimates, the candidates and the walks ask for the same ranges.
+    private func count(_ position: Int, _ range: KeyRange) -> Int {
+        if let known = counts.value[Counted(position: position, range: range)] { return known }
+        let count = contents.indexes[position].count(in: range)
+        counts.value[Counted(position: position, range: range)] = count
+        return count
+    }
+
+    private struct Counted: Hashable {
+        var position: Int
+        var range: KeyRange
+    }
 
     /// The identifiers an `==` or `in` on the identifier names, with the term that names them.
     private func identifiers() -> ([IndexValue], Set<Int>)? {

@@ -65,7 +65,7 @@ extension Query {
             after: after, afterText: afterEntity.map { "\($0.id)" })
     }
 
-    private static func term(_ node: Filter<T>.Node) -> QueryTerm {
+    private static func term(_ node: FilterNode) -> QueryTerm {
         let check = node.compiledForRows(), describe: @Sendable () -> String = { node.text }
         switch node {
         case let .comparison(comparison):

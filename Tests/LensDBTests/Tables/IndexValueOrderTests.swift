@@ -1,0 +1,33 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// A value's order prefix must agree with the values' own order: sorting
+/// compares prefixes first and the values only on a tie.
+@Suite struct IndexValueOrderTests {
+    static func randomValue(_ random: inout SeededGenerator) -> IndexValue {
+        let strings = ["", "a", "ab", "abcdefg", "abcdefgh", "abcdefgz", "é", "z", "Zoë", "City 12", "City 120"]
+        switch Int.random(in: 0..<9, using: &random) {
+        case 0: return .null
+        case 1: return .bool(Bool.random(using: &random))
+        case 2: return .int([Int64.min, -1, 0, 1, 42, 1 << 53, (1 << 53) + 1, Int64.max].randomElement(using: &random)!)
+        case 3: return UInt64([UInt64(Int64.max) + 1, UInt64.max].randomElement(using: &random)!).indexValue
+        case 4: return .double([-Double.infinity, -1.5, -0.0, 0.0, 0.25, 1e300, .infinity, .nan].randomElement(using: &random)!)
+        case 5: return .normalized(strings.randomElement(using: &random)!)
+        case 6: return .uuid(UUID(uuid: (UInt8.random(in: 0...2, using: &random), 0, 0, 0, 0, 0, 0, UInt8.random(in: 0...2, using: &random), 0, 0, 0, 0, 0, 0, 0, UInt8.random(in: 0...2, using: &random))))
+        case 7: return .date(Date(timeIntervalSinceReferenceDate: [-1, 0, 1, 1e9].randomElement(using: &random)!))
+        default: return .bytes((0..<Int.random(in: 0...9, using: &random)).map { _ in UInt8.random(in: 0...2, using: &random) })
+        }
+    }
+
+    @Test func aPrefixNeverOrdersTwoValuesAgainstTheirOwnOrder() {
+        var random = SeededGenerator.fromEnvironment("indexValueOrder")
+        for _ in 0..<20_000 {
+            let a = Self.randomValue(&random), b = Self.randomValue(&random)
+            if a < b { #expect(a.orderPrefix <= b.orderPrefix, "\(a) < \(b)") }
+            if b < a { #expect(b.orderPrefix <= a.orderPrefix, "\(b) < \(a)") }
+            if a == b { #expect(a.orderPrefix == b.orderPrefix, "\(a) == \(b)") }
+        }
+    }
+}
