@@ -98,10 +98,18 @@ extension Store {
         }
         // A later version contains this one, and its log position is later:
         // publish whichever is newest, never move back.
+        var replaced = StoreState()
         let visible = published.withLock { version -> UInt64 in
-            if version.lsn < commit.state.lsn { version = commit.state }
+            if version.lsn < commit.state.lsn {
+                swap(&replaced, &version)
+                version = commit.state
+            }
             return version.lsn
         }
+        // The version replaced is freed on a thread of its own: its nodes
+        // that the commit copied go with it, and a large transaction's
+        // would otherwise be freed here, between the commit and its caller.
+        Self.reclaim(&replaced)
         if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()
@@ -138,5 +146,28 @@ extension Store {
         if side.closed { throw .closed(path: name) }
         if options.readOnly { throw .readOnly(path: name) }
         if let failure = side.failure { throw failure }
+    }
+}
+
+extension Store {
+    /// Where replaced versions are dropped: one serial queue for every
+    /// store, below the program's own work. A version a reader still holds
+    /// lives on; the nodes only it held are freed there.
+    private static let reclaimer = DispatchQueue(label: "LensDB.reclaim", qos: .utility)
+
+    /// Drops `version` on the reclaimer's thread instead of this one,
+    /// leaving an empty state in its place. The version travels as an
+    /// unmanaged reference owned by the block alone: a local reference
+    /// released after the block ran would free it here after all.
+    static func reclaim(_ version: inout StoreState) {
+        let token = Unmanaged.passRetained(Reclaimed(version))
+        version = StoreState()
+        reclaimer.async { token.release() }
+    }
+
+    /// A replaced version on its way to the reclaimer.
+    private final class Reclaimed: Sendable {
+        let version: StoreState
+        init(_ version: StoreState) { self.version = version }
     }
 }

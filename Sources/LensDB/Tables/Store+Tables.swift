@@ -93,7 +93,7 @@ struct TableLoader<T: Entity> {
                 guard storage.schema.identifier(fromKeyBytes: key) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                rows.append((id, RowBox(entity, id: id, lsn: state.lsn)))
+                rows.append((id, RowBox(entity, id: id, lsn: state.lsn, encodingHash: encodingHash(bytes))))
             } catch {
                 failures.append((key, error))
                 if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }

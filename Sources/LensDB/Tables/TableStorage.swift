@@ -15,11 +15,24 @@ class RowObject: @unchecked Sendable {
     /// The LSN of the commit that last changed the entity (for entities
     /// loaded at open: the store's LSN then, an upper bound).
     @usableFromInline let lsn: UInt64
+    /// The hash of the entity's encoding (0 when not known): a put whose
+    /// encoding hashes differently is a change without encoding the stored
+    /// entity again to compare.
+    @usableFromInline let encodingHash: Int
 
-    @usableFromInline init(id: IndexValue, lsn: UInt64) {
+    @usableFromInline init(id: IndexValue, lsn: UInt64, encodingHash: Int) {
         self.id = id
         self.lsn = lsn
+        self.encodingHash = encodingHash
     }
+}
+
+/// The hash ``RowObject/encodingHash`` keeps: the bytes hashed at once, not
+/// byte by byte as `Array.hashValue` does.
+func encodingHash(_ bytes: [UInt8]) -> Int {
+    var hasher = Hasher()
+    bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+    return hasher.finalize()
 }
 
 /// A ``RowObject`` holding an entity of type `T`.
@@ -27,9 +40,9 @@ class RowObject: @unchecked Sendable {
 final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
     @usableFromInline let value: T
 
-    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64) {
+    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64, encodingHash: Int = 0) {
         self.value = value
-        super.init(id: id, lsn: lsn)
+        super.init(id: id, lsn: lsn, encodingHash: encodingHash)
     }
 }
 

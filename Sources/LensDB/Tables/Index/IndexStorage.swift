@@ -128,9 +128,11 @@ struct IndexStorage: Sendable {
     private static func update<Entry: IndexEntry>(
         _ tree: inout PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, old: RowObject?, new: RowObject?
     ) {
-        if let old { tree.removeValue(forKey: Entry(key: definition.key(old), row: .passUnretained(old))) }
-        // An entry equal to the one removed (same key, same identifier) replaces it in place.
-        if let new { tree.updateValue(EntryMark(), forKey: Entry(key: definition.key(new), row: .passUnretained(new))) }
+        let oldKey = old.map(definition.key), newKey = new.map(definition.key)
+        // The same key (the indexed fields did not change): one descent
+        // points the entry at the new row, which an equal entry replaces in place.
+        if let old, oldKey != newKey { tree.removeValue(forKey: Entry(key: oldKey!, row: .passUnretained(old))) }
+        if let new { tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) }
     }
 
     /// The key shared with another entity, when this is a unique index and

@@ -208,11 +208,16 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
 /// a node is mutated only through a tree that holds the one reference to it
 /// (`isKnownUniquelyReferenced` checked on every path step), so no other
 /// thread, and no other version, can see a node while it changes.
+///
+/// The properties skip the runtime's dynamic exclusivity checks, which cost
+/// more than the rest of a commit's tree work: a node is only mutated
+/// through the one tree that holds it, on that tree's thread, and never
+/// while another access to it is under way (the reasoning above).
 final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
-    var keys: [Key]
-    var values: [Value]
-    var children: [BTreeNode]
-    var total: Int
+    @exclusivity(unchecked) var keys: [Key]
+    @exclusivity(unchecked) var values: [Value]
+    @exclusivity(unchecked) var children: [BTreeNode]
+    @exclusivity(unchecked) var total: Int
     var isLeaf: Bool { children.isEmpty }
 
     init(leafKeys: [Key], values: [Value]) {
