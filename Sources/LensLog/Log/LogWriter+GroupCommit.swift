@@ -127,13 +127,17 @@ extension LogWriter {
             state.waiters.contains { $0.durability == .full && $0.lsn >= first.lsn && $0.lsn <= batch.last!.lsn }
         } == true
         let allocatedEnd = state.allocatedEnd
+        var nonces = state.nonces
 
         lock.unlock()
+        // Sealed here, not when queued: the associated data binds each
+        // record to its LSN and to the synced LSN of this batch, known only now.
         var buffer: [UInt8] = []
         for record in batch {
+            let sealing = cipher.map { RecordFrame.Sealing(cipher: $0, generation: header.generation, nonce: nonces.next()) }
             RecordFrame.append(
                 to: &buffer, stored: record.stored, type: record.type, flags: record.flags,
-                lsn: record.lsn, syncedLSN: syncedLSN, seed: seed)
+                lsn: record.lsn, syncedLSN: syncedLSN, seed: seed, sealing: sealing)
         }
         let outcome = Result { () throws(StorageError) -> Int64 in
             try write(buffer, at: offset, allocatedEnd: allocatedEnd)
@@ -141,6 +145,8 @@ extension LogWriter {
         lock.lock()
 
         state.writing = false
+        // Every nonce taken stays taken, whether or not the batch landed.
+        state.nonces = nonces
         defer { endTurn() }
         if let cut = state.cutOffset {
             // A failure came while this batch was in flight: it is not

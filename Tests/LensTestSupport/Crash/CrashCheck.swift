@@ -178,7 +178,7 @@ public enum CrashCheck {
             return outcome.joined(separator: "\n")
         }
         let whole = recovered(windowSize: LogReader.defaultWindowSize)
-        let windowed = recovered(windowSize: LogFormat.fileHeaderSize + LogFormat.frameHeaderSize)
+        let windowed = recovered(windowSize: LogFormat.maxFileHeaderSize + LogFormat.frameHeaderSize)
         return whole == windowed ? nil : "recovery through a small window differs:\n\(windowed)\nfrom:\n\(whole)"
     }
 
