@@ -122,6 +122,63 @@ import Testing
         guard case .notEncrypted = error else { Issue.record("\(error)"); return }
     }
 
+    /// The same LSNs written twice under one key — a tail written again by
+    /// the open after a crash — and every compaction and reopen: no nonce is
+    /// ever used by two envelopes.
+    @Test func noncesNeverRepeatAcrossReopensRelogsCompactionsAndKeyChanges() throws {
+        let fileSystem = SimulatedFileSystem()
+        var seen: [[UInt8]: String] = [:]
+        func collect() throws {
+            for (place, nonce) in try envelopes(fileSystem) {
+                if let other = seen[nonce], other != place { Issue.record("nonce \(nonce) at \(place) and \(other)") }
+                seen[nonce] = place
+            }
+        }
+        for round in 0..<3 {
+            let store = try Store(at: path, options: options(fileSystem, key: TestKeys.first))
+            for index in 0..<5 { try store.write(durability: .buffered) { tx in tx.put(bytes("r\(round) \(index)"), for: bytes("k\(index)"), in: "t") } }
+            try collect()
+            // A power cut that keeps the unsynced records: the next open writes them again.
+            fileSystem.powerCut(afterMutatingCalls: 0)
+            fileSystem.crash(seed: UInt64(round), model: .keepAll)
+            store.close()
+            let reopened = try Store(at: path, options: options(fileSystem, key: TestKeys.first))
+            #expect(reopened.openStatistics.recovery.recordsReplayed > 0)
+            try collect()
+            try reopened.compact()
+            try collect()
+            try reopened.changeEncryptionKey(to: TestKeys.first)
+            try collect()
+            reopened.close()
+        }
+        #expect(seen.count > 30)
+    }
+
+    /// Every envelope in the store's logs and snapshots: where it is, and its nonce.
+    func envelopes(_ fileSystem: SimulatedFileSystem) throws -> [(String, [UInt8])] {
+        let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
+        var found: [(String, [UInt8])] = []
+        let nonceStart = EncryptionFormat.keyIDSize, nonceEnd = nonceStart + EncryptionFormat.nonceSize
+        for log in listing.logs {
+            let bytes = fileSystem.contents(of: log.path)!
+            guard var reader = try? LogReader(bytes: bytes, path: log.path, policy: .salvage, cipher: TestKeys.first) else { continue }
+            while let record = try reader.next() {
+                let stored = Int(record.offset) + LogFormat.frameHeaderSize
+                found.append(("\(log.path)@\(record.offset)", Array(bytes[(stored + nonceStart)..<(stored + nonceEnd)])))
+            }
+        }
+        for snapshot in listing.snapshots {
+            let bytes = fileSystem.contents(of: snapshot.path)!
+            var offset = SnapshotFormat.encryptedHeaderSize
+            while offset < bytes.count - SnapshotFormat.trailerSize {
+                let stored = offset + SnapshotFormat.chunkHeaderSize
+                found.append(("\(snapshot.path)@\(offset)", Array(bytes[(stored + nonceStart)..<(stored + nonceEnd)])))
+                offset = stored + Int(bytes[offset..<(offset + 4)].reversed().reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
+            }
+        }
+        return found
+    }
+
     @Test func encryptionKeyIsThirtyTwoBytesAndItsIDIsStable() throws {
         #expect(throws: EncryptionKeyError.wrongLength(31)) { try EncryptionKey(bytes: [UInt8](repeating: 1, count: 31)) }
         #expect(TestKeys.first.id == TestKeys.key(from: 0).id)
