@@ -34,13 +34,14 @@ extension StoreInspector {
     /// plain); files whose header does not verify are left out.
     func encryptions() throws -> [FileEncryption?] {
         let listing = try listing()
-        let snapshots = listing.snapshots.reversed().compactMap { file in
-            try? SnapshotHeader(decoding: head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path).encryption
+        // A header that cannot be read or does not verify says nothing: left out.
+        let snapshots: [FileEncryption?] = listing.snapshots.reversed().compactMap { file in
+            (try? SnapshotHeader(decoding: head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path)).map(\.encryption)
         }
-        let logs = listing.logs.reversed().compactMap { file in
-            try? head(of: file.path, count: LogFormat.maxFileHeaderSize).withUnsafeBytes {
+        let logs: [FileEncryption?] = listing.logs.reversed().compactMap { file in
+            (try? head(of: file.path, count: LogFormat.maxFileHeaderSize).withUnsafeBytes {
                 try LogFileHeader(decoding: $0, file: file.path)
-            }.encryption
+            }).map(\.encryption)
         }
         return snapshots + logs
     }
