@@ -19,7 +19,12 @@ extension Store {
     /// ```
     ///
     /// Steps, and which key opens the store after a crash at each:
-    /// 1. sync the current log: old key;
+    /// 1. sync the current log, header included, or create it (empty,
+    ///    durable) when this session has not written yet: old key. The old
+    ///    key's files must stand on their own without the new snapshot: a
+    ///    store whose only log is empty, its header never synced, would
+    ///    otherwise hold after a crash in step 2 nothing but a snapshot
+    ///    whose log is missing, which no open may take for an empty store;
     /// 2. write `snapshot-(G+1).snap` under the new key (temporary name,
     ///    synced, renamed): old key — a snapshot is in effect only once its
     ///    log exists, so open passes it by;
@@ -63,7 +68,8 @@ extension Store {
             try checkWritable(side)
             let generation = side.generation + 1
             do {
-                try side.log?.flush()
+                if side.log == nil { side.log = try startLog(in: directory, side: side) }
+                try side.log?.syncFile()
                 let size = try Store.writeSnapshot(
                     of: side.head, generation: generation, in: directory, compression: options.compression, key: newKey)
                 let log = try LogWriter.createHolding(

@@ -42,6 +42,41 @@ extension LogWriter {
         }
     }
 
+    /// Makes every record appended before this call durable, and the file
+    /// itself as it stands, header included, even when no record waits
+    /// for a sync: what a log needs that must stand on its own while empty
+    /// (a key change writes the snapshot that replaces it only after this).
+    /// Takes both turns for the sync, so that no write or sync of the
+    /// writer's runs beside it. Thread-safe.
+    /// - Throws: ``LogError/writerFailed(cause:)``; the writer then accepts
+    ///   nothing more (a failed sync is never retried, promise 6).
+    public func syncFile() throws(LogError) {
+        try flush()
+        lock.lock()
+        defer { lock.unlock() }
+        while state.writing || state.syncing { lock.wait() }
+        if let failure = state.failure { throw failure }
+        (state.writing, state.syncing) = (true, true)
+        lock.unlock()
+        // Durable whatever the commits' sync need is: the file must outlast a power cut.
+        let outcome = Result { () throws(StorageError) in
+            do {
+                try file.sync(.durable)
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                throw StorageError(.ioError, .sync, path: path)
+            }
+        }
+        lock.lock()
+        (state.writing, state.syncing) = (false, false)
+        defer { endTurn() }
+        if case .failure(let error) = outcome {
+            fail(error, cuttingTo: state.unsynced.first?.offset ?? state.writeOffset)
+            throw .writerFailed(cause: error)
+        }
+    }
+
     enum Turn {
         case write
         case sync

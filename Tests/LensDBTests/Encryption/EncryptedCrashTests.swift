@@ -42,4 +42,28 @@ import Testing
             }
         }
     }
+
+    /// Found by CrashFuzz: a key change of a store whose only log was
+    /// empty, its header not yet synced (a compaction swapped it in and
+    /// stopped before its snapshot), left after a crash in its snapshot step
+    /// only the new key's snapshot, without its log: no key opened the
+    /// store. The key change now syncs the old log, header included, first.
+    @Test func keyChangeOverAnEmptyUnsyncedLogCutAtEveryCallLeavesAnOpenableStore() throws {
+        let put: [ModelOperation] = [.put(table: "t", key: [1], value: Array("after".utf8))]
+        let workloads = [
+            CrashWorkload(seed: 1, steps: [.beginCompaction, .changeKey(nil), .write(put, .full)], initialKey: 0),
+            CrashWorkload(seed: 2, steps: [.changeKey(1), .write(put, .full), .changeKey(2)], initialKey: 0),
+            CrashWorkload(seed: 3, steps: [.write(put, .buffered), .beginCompaction, .changeKey(0), .flush], initialKey: nil),
+        ]
+        for workload in workloads {
+            for cut in 0...CrashCheck.mutatingCalls(of: workload) {
+                for model in [CrashModel.keepAll, .dropAll, .tearAll, .default] {
+                    if let violation = CrashCheck.check(workload, cutPoint: cut, crashSeed: UInt64(cut), model: model) {
+                        Issue.record("\(violation)")
+                        return
+                    }
+                }
+            }
+        }
+    }
 }

@@ -265,30 +265,44 @@ public enum CrashCheck {
 
     /// Which key opens the store after the run: its key, or, when the run
     /// stopped in a key change, exactly one of the old and the new key
-    /// (read-only opens tell, changing nothing). A key that fits may still
-    /// meet damage; that is the rest of the check's to judge.
+    /// (read-only opens tell, changing nothing). Both may open only a store
+    /// that holds nothing yet (no snapshot or log read, LSN 0): its first
+    /// write creates its first file under whichever key it is given. A key
+    /// that fits may still meet damage; that is the rest of the check's to judge.
     static func openingKey(_ execution: CrashExecution, _ fileSystem: SimulatedFileSystem) -> Result<EncryptionKey?, KeyProblem> {
         guard case .some(let next) = execution.changingTo, next?.id != execution.key?.id else { return .success(execution.key) }
-        let fitting = [execution.key, next].filter { key in
+        // For each key that fits: the LSN its read-only open recovers (nil when the open fails otherwise).
+        var fitting: [(key: EncryptionKey?, lsn: UInt64?)] = []
+        var errors: [String] = []
+        for key in [execution.key, next] {
             var options = options(fileSystem, key: key)
             options.readOnly = true
             options.checksInvariants = false
             do {
-                try Store(at: storePath, options: options).close()
-                return true
+                let store = try Store(at: storePath, options: options)
+                fitting.append((key, store.current.lsn))
+                store.close()
             } catch let error as StoreError {
                 switch error {
-                case .encryptionKeyRequired, .wrongEncryptionKey, .notEncrypted: return false
-                default: return true
+                case .encryptionKeyRequired, .wrongEncryptionKey, .notEncrypted: continue
+                default:
+                    fitting.append((key, nil))
+                    errors.append("\(error)")
                 }
             } catch {
-                return true
+                fitting.append((key, nil))
+                errors.append("\(error)")
             }
         }
+        // Nothing committed is readable with either: the prefix check that
+        // follows fails if a durable commit was lost.
+        if fitting.count == 2, fitting.allSatisfy({ $0.lsn == 0 }) { return .success(next) }
         guard fitting.count == 1 else {
-            return .failure(KeyProblem(description: "a key change cut short leaves a store that \(fitting.isEmpty ? "neither" : "both") the old and the new key open"))
+            let files = (try? fileSystem.listDirectory(storePath).sorted().joined(separator: ", ")) ?? "?"
+            let lsns = fitting.map { $0.lsn.map(String.init) ?? "an error" }.joined(separator: " and ")
+            return .failure(KeyProblem(description: "a key change cut short leaves a store that \(fitting.isEmpty ? "neither" : "both") the old and the new key open (at LSN \(lsns); files: \(files); \(errors.joined(separator: "; ")))"))
         }
-        return .success(fitting[0])
+        return .success(fitting[0].key)
     }
 
     struct KeyProblem: Error, CustomStringConvertible {
