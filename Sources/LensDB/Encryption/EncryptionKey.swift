@@ -53,6 +53,9 @@ public struct EncryptionKey: PayloadCipher, Sendable {
         return try! EncryptionKey(bytes: bytes)
     }
 
+    /// Appends `plaintext` sealed with AES-256-GCM — ciphertext, then the
+    /// 16-byte tag — to `output`. LensLog calls it with a nonce of its own
+    /// choosing (`NonceSequence`), never used before under this key.
     public func seal(
         _ plaintext: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer, associatedData: [UInt8],
         appendingTo output: inout [UInt8]
@@ -64,6 +67,8 @@ public struct EncryptionKey: PayloadCipher, Sendable {
         output.append(contentsOf: box.tag)
     }
 
+    /// The plaintext of `ciphertext` when `tag` authenticates it, with
+    /// `nonce` and `associatedData`, under this key; nil otherwise.
     public func open(
         _ ciphertext: UnsafeRawBufferPointer, tag: UnsafeRawBufferPointer, nonce: UnsafeRawBufferPointer,
         associatedData: [UInt8]

@@ -9,6 +9,7 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible {
     /// The 8 stored bytes read as a u64, little-endian.
     public var rawValue: UInt64
 
+    /// The key id whose stored bytes are `rawValue`, little-endian.
     public init(rawValue: UInt64) {
         self.rawValue = rawValue
     }
@@ -23,9 +24,12 @@ public struct KeyID: Hashable, Sendable, CustomStringConvertible {
 
 /// What a file's header says about encryption: which cipher, under which key.
 public struct FileEncryption: Sendable, Hashable, CustomStringConvertible {
+    /// The cipher that seals the file's records or chunks.
     public var algorithm: CipherAlgorithm
+    /// The public name of the key they are sealed with.
     public var keyID: KeyID
 
+    /// What a header says: `algorithm` under the key named `keyID`.
     public init(algorithm: CipherAlgorithm, keyID: KeyID) {
         self.algorithm = algorithm
         self.keyID = keyID

@@ -16,6 +16,7 @@
 /// Not thread-safe: the log writer takes nonces only in its write turn, a
 /// snapshot writer on its one thread.
 public struct NonceSequence: Sendable {
+    /// The salt of the nonces taken now.
     public private(set) var salt: UInt64
     private var counter: UInt64 = 0
 

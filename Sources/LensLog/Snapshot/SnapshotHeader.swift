@@ -4,6 +4,7 @@
 public struct SnapshotHeader: Sendable, Equatable {
     /// The format version the file was written with.
     public var version: UInt32
+    /// The generation of the log that continues the snapshot.
     public var generation: UInt64
     /// The last LSN whose effects the snapshot holds.
     public var lastLSN: UInt64
@@ -45,7 +46,11 @@ public struct SnapshotHeader: Sendable, Equatable {
     }
 
     /// Validates and decodes a header in the order magic → version →
-    /// length → checksum → cipher, each failure its own error.
+    /// length → checksum → cipher, each failure its own error. Needs no key.
+    /// - Parameters:
+    ///   - bytes: the start of the file (at least the header, when the file has it).
+    ///   - path: the file's path, for errors.
+    /// - Throws: ``SnapshotError``.
     public init(decoding bytes: [UInt8], path: String) throws(SnapshotError) {
         let magic = SnapshotFormat.magic
         guard bytes.prefix(magic.count).elementsEqual(magic.prefix(min(bytes.count, magic.count))) else {
