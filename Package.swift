@@ -28,6 +28,15 @@ let package = Package(
         // every server-side Swift library logs through. InMemoryLogging
         // captures the events in tests.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // AES-256-GCM and HKDF for encryption at rest (StoreOptions.encryptionKey):
+        // Apple's CryptoKit API, backed by BoringSSL on Linux and by CryptoKit
+        // itself on Apple platforms. Only LensDB links it: LensLog seals and
+        // opens through its small PayloadCipher protocol, so logtool's log
+        // layer, the libFuzzer targets (which compile LensLog's sources
+        // directly, with a deterministic test cipher) and the log layer's
+        // tests need no cryptography library. Both majors resolve: an app
+        // that pins either keeps it.
+        .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
         // `swift package generate-documentation`: builds the DocC catalog
         // (Sources/LensDB/LensDB.docc). .ci/run builds it with warnings as
         // errors, so a broken symbol or article link fails CI. Only a
@@ -52,11 +61,13 @@ let package = Package(
             name: "LensLog",
             dependencies: [.target(name: "CLZ4", condition: .when(platforms: [.linux])), "CLensCRC"]
         ),
-        // Values, engine, tables, queries, lens, consistency.
+        // Values, engine, tables, queries, lens, consistency; the AES-GCM
+        // cipher behind LensLog's PayloadCipher (Encryption/).
         .target(
             name: "LensDB",
             dependencies: [
                 "LensLog",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]

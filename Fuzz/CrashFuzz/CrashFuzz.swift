@@ -7,6 +7,9 @@ import LensTestSupport
 /// every mutating call of each (write, sync, truncate, rename, remove,
 /// directory sync), with unsynced writes kept, dropped, torn or garbled, and
 /// injects I/O errors; after each, reopens and checks the reference model.
+/// Workloads run on plain stores and on encrypted ones whose key changes
+/// among the steps; after a key change cut short, exactly one of the two
+/// keys must open the store.
 @main
 struct CrashFuzz: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -19,7 +22,8 @@ struct CrashFuzz: ParsableCommand {
 
         Examples:
           CrashFuzz --seconds 60
-          CrashFuzz --seed 42 --ops 30 --cut 17      (replay one crash point)
+          CrashFuzz --seconds 60 --encryption rotating
+          CrashFuzz --seed 42 --ops 30 --cut 17 --encryption plain      (replay one crash point)
         """)
 
     @Option(help: "Stop starting new workloads after this many seconds.")
@@ -37,6 +41,20 @@ struct CrashFuzz: ParsableCommand {
     @Option(help: "Stop after this many crash points (0: no limit).")
     var points: Int = 0
 
+    @Option(help: "plain, rotating (encrypted, with key changes), or both: plain for even seeds, rotating for odd ones.")
+    var encryption: String = "both"
+
+    func validate() throws {
+        guard encryption == "both" || CrashWorkload.Encryption(rawValue: encryption) != nil else {
+            throw ValidationError("--encryption takes plain, rotating or both, not \(encryption)")
+        }
+    }
+
+    /// The encryption of the workload of `seed`.
+    func encryption(forSeed seed: UInt64) -> CrashWorkload.Encryption {
+        CrashWorkload.Encryption(rawValue: encryption) ?? (seed % 2 == 0 ? .plain : .rotating)
+    }
+
     mutating func run() throws {
         let first = seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         print("CrashFuzz: first workload seed \(first), \(ops) steps each")
@@ -44,14 +62,15 @@ struct CrashFuzz: ParsableCommand {
         var tested = 0, workloads = 0
         var workloadSeed = first
         while Date().timeIntervalSince(started) < seconds && (points == 0 || tested < points) {
-            let workload = CrashWorkload(seed: workloadSeed, steps: ops)
+            let mode = encryption(forSeed: workloadSeed)
+            let workload = CrashWorkload(seed: workloadSeed, steps: ops, encryption: mode)
             let cuts = cut.map { [$0] } ?? Array(0...CrashCheck.mutatingCalls(of: workload))
             for point in cuts {
                 for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
                     let crashSeed = workloadSeed &* 31 &+ UInt64(point * 3 + index)
                     if let violation = CrashCheck.check(workload, cutPoint: point, crashSeed: crashSeed, model: model) {
                         print("\(violation) [crash model \(index)], found after \(tested) crash points")
-                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point)")
+                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point) --encryption \(mode.rawValue)")
                         throw ExitCode(1)
                     }
                     tested += 1
@@ -75,7 +94,7 @@ struct CrashFuzz: ParsableCommand {
                 for nth in 1...4 {
                     let fault = Fault(effect, operations: [operation], trigger: .nthCall(nth))
                     if let violation = CrashCheck.check(workload, cutPoint: -1, crashSeed: workload.seed &+ UInt64(nth), fault: fault) {
-                        print("\(violation) [fault \(effect) on \(operation) #\(nth)]")
+                        print("\(violation) [fault \(effect) on \(operation) #\(nth), encryption \(encryption(forSeed: workload.seed).rawValue)]")
                         throw ExitCode(1)
                     }
                     tested += 1

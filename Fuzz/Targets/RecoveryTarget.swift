@@ -1,7 +1,7 @@
 // libFuzzer target: recovery over a store directory whose files come from
 // the input: the first two bytes give the snapshot's length, the snapshot
 // follows, the rest is a log; each is judged without and with a clean
-// close. Run: Fuzz/Targets/run Recovery
+// close, and without a key and with FuzzCipher's. Run: Fuzz/Targets/run Recovery
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzRecovery(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -20,8 +20,8 @@ public func fuzzRecovery(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let marker = CleanClose(decoding: Array(bytes.suffix(CleanClose.size)))
     let closes = [nil, CleanClose(lastLSN: marker.lastLSN ?? UInt64(bytes.count % 97))]
     for policy in [RecoveryPolicy.strict, .salvage] {
-        for close in closes {
-            let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: true, cleanClose: close)
+        for (close, cipher) in closes.flatMap({ close in [(close, nil), (close, FuzzCipher())] as [(CleanClose?, FuzzCipher?)] }) {
+            let chain = LogChain(directory: directory, policy: policy, setAsideDamaged: true, cleanClose: close, cipher: cipher)
             guard let listing = try? directory.list() else { continue }
             // Typed errors are fine; only a crash or hang is a finding.
             _ = try? chain.recover(listing: listing, loadSnapshot: { try $0.forEachItem { _ in } }, apply: { _, _ in })

@@ -17,7 +17,7 @@ import Testing
         let info = try object(try logtool("info", store, "--json").out)
         let files = try #require(info["files"] as? [[String: Any]])
         let snapshot = try #require(files.first { $0["role"] as? String == "snapshot" })
-        #expect(snapshot["formatVersion"] as? Int == Int(SnapshotFormat.version))
+        #expect(snapshot["formatVersion"] as? Int == Int(SnapshotFormat.plainVersion))
         #expect(snapshot["lastLSN"] as? Int == 4)
         let log = try #require(files.first { $0["role"] as? String == "log" })
         #expect(log["firstLSN"] as? Int == 5)

@@ -12,7 +12,7 @@ struct Demo: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let lsn = try DemoStore.write(at: options.store)
+        let lsn = try DemoStore.write(at: options.store, key: options.key())
         if options.json { return try printJSON(DemoReport(store: options.store, lastLSN: lsn)) }
         if options.quiet { return }
         print("wrote a sample store at \(options.store) (last LSN \(lsn)); try: logtool info \(options.store)")

@@ -64,7 +64,7 @@ struct Dump: ParsableCommand {
     }
 
     func run() throws {
-        let inspector = StoreInspector(path: options.store)
+        let inspector = try options.inspector()
         if snapshot {
             try inspector.dumpSnapshot(table: table) { item in
                 if options.json { try printJSON(item, pretty: false); return }

@@ -17,7 +17,7 @@ struct Info: ParsableCommand {
     @OptionGroup var options: CommonOptions
 
     func run() throws {
-        let report = try StoreInspector(path: options.store).info()
+        let report = try options.inspector().info()
         if options.json {
             try printJSON(report)
         } else {
@@ -28,6 +28,7 @@ struct Info: ParsableCommand {
 
     private func printText(_ report: InfoReport) {
         print("store \(report.path): last LSN \(report.lastLSN)")
+        print("encryption: \(report.encryption)")
         print("files:")
         for file in report.files {
             var line = "  \(file.role) \(file.name) (\(file.size) bytes"
@@ -38,6 +39,7 @@ struct Info: ParsableCommand {
             }
             if file.role == .snapshot, let last = file.lastLSN { line += ", through LSN \(last), \(file.records ?? 0) items" }
             if let ratio = file.compressionRatio { line += String(format: ", stored/raw %.2f", ratio) }
+            if let encryption = file.encryption { line += ", \(encryption)" }
             print(line + ")" + (file.problem.map { " — \($0)" } ?? ""))
         }
         print("tables:")

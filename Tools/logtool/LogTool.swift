@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import LensDB
 
 /// `logtool`: argument parsing and printing only; the work is LensDB's
 /// `StoreInspector`, which the tests call directly.
@@ -12,6 +13,10 @@ struct LogTool: ParsableCommand {
         never change a file, so they are safe while a program writes the store. \
         repair and compact take the lock and refuse while another process holds it.
 
+        An encrypted store needs its key: every subcommand takes --key-file, and \
+        refuses an encrypted store without it (or with another key), naming the \
+        key id the store needs.
+
         Exit codes: 0 success; 1 problems found or the operation failed; 2 usage error.
 
         Examples:
@@ -20,6 +25,7 @@ struct LogTool: ParsableCommand {
           logtool dump /tmp/sample.lensdb --table people --json
           logtool verify /tmp/sample.lensdb
           logtool repair /tmp/sample.lensdb --output /tmp/repaired.lensdb
+          logtool verify /tmp/secret.lensdb --key-file /tmp/secret.key
         """,
         subcommands: [Info.self, Dump.self, Verify.self, Repair.self, Compact.self, Demo.self])
 
@@ -65,4 +71,19 @@ struct CommonOptions: ParsableArguments {
 
     @Flag(help: "No progress and no details: errors and the result line only (verify: OK or N problems found).")
     var quiet = false
+
+    @Option(help: ArgumentHelp(
+        "The key of an encrypted store: a file of its 32 bytes, raw or as 64 hex digits.",
+        discussion: "Required for an encrypted store, refused for a plain one.", valueName: "file"))
+    var keyFile: String?
+
+    /// The key `--key-file` names, read as the library reads key files.
+    func key() throws -> EncryptionKey? {
+        try keyFile.map { try EncryptionKey(keyFile: $0) }
+    }
+
+    /// The library behind every subcommand, for this store and key.
+    func inspector() throws -> StoreInspector {
+        StoreInspector(path: store, key: try key())
+    }
 }

@@ -29,7 +29,7 @@ struct Repair: ParsableCommand {
     }
 
     func run() throws {
-        let inspector = StoreInspector(path: options.store)
+        let inspector = try options.inspector()
         let progress = ProgressLine("repair", options: options)
         defer { progress.finish() }
         let report = try output.map { try inspector.repair(to: $0, progress: progress.handler) }

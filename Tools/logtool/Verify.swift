@@ -19,7 +19,7 @@ struct Verify: ParsableCommand {
     func run() throws {
         let progress = ProgressLine("verify", options: options)
         defer { progress.finish() }
-        let report = try StoreInspector(path: options.store).verify(progress: progress.handler)
+        let report = try options.inspector().verify(progress: progress.handler)
         progress.finish()
         if options.json {
             try printJSON(report)

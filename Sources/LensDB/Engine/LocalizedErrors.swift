@@ -8,3 +8,4 @@ extension QueryError: DescribedError {}
 extension LensError: DescribedError {}
 extension InspectionError: DescribedError {}
 extension InvariantViolation: DescribedError {}
+extension EncryptionKeyError: DescribedError {}

@@ -67,6 +67,8 @@ extension Store {
     struct SwappedLog: Sendable {
         var version: StoreState
         var generation: UInt64
+        /// The key the new log and the snapshot are sealed with.
+        var key: EncryptionKey?
         /// How long writers were held for the swap.
         var stall: Duration
         /// Bytes of the logs the snapshot will replace.
@@ -76,13 +78,16 @@ extension Store {
     /// Steps 1–3. From here on, commits go to the new log while the snapshot
     /// is still to be written.
     func swapInNextLog(_ directory: StoreDirectory) throws -> SwappedLog {
-        let generation = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) { side throws -> UInt64 in
+        // The key cannot change before the swap: changing it takes the
+        // compaction slot this compaction holds.
+        let (generation, key) = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) {
+            side throws -> (UInt64, EncryptionKey?) in
             try checkWritable(side)
-            return side.generation + 1
+            return (side.generation + 1, side.key)
         }
         let prepared = try PreparedLog(
             fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),
-            generation: generation, options: Store.logOptions(options))
+            generation: generation, options: Store.logOptions(options), cipher: key)
         let (version, oldLog, stall) = try swapLog(to: prepared, generation: generation)
         if let oldLog {
             do { try oldLog.flush() } catch { throw fail(error) }
@@ -91,7 +96,7 @@ extension Store {
             retire(oldLog)
         }
         let replaced = compaction.withLock { $0.olderLogBytes }
-        return SwappedLog(version: version, generation: generation, stall: stall, replacedLogBytes: replaced)
+        return SwappedLog(version: version, generation: generation, key: key, stall: stall, replacedLogBytes: replaced)
     }
 
     /// Steps 4–6; returns the snapshot's size.
@@ -103,7 +108,7 @@ extension Store {
         let size = try LowPriorityThread.run {
             try Store.writeSnapshot(
                 of: swapped.version, generation: swapped.generation, in: directory, compression: compression,
-                progress: progress)
+                key: swapped.key, progress: progress)
         }
         try removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
@@ -134,16 +139,18 @@ extension Store {
 
     /// Steps 4–5: writes, syncs and renames `snapshot-<generation>.snap`.
     /// Entries are written in key order, so equal states give equal
-    /// snapshots. Returns the snapshot's size. Also used by `logtool repair`.
+    /// snapshots (plain ones byte for byte). With `key`, every chunk is
+    /// sealed. Returns the snapshot's size. Also used by `logtool repair`
+    /// and by ``changeEncryptionKey(to:)``.
     static func writeSnapshot(
         of state: StoreState, generation: UInt64, in directory: StoreDirectory, compression: StoreOptions.Compression,
-        progress: ProgressHandler? = nil
+        key: EncryptionKey?, progress: ProgressHandler? = nil
     ) throws -> Int64 {
         let path = directory.snapshotPath(generation: generation)
         let temporary = path + StoreDirectory.temporarySuffix
         let writer = try SnapshotWriter(
             fileSystem: directory.fileSystem, path: temporary, generation: generation,
-            lastLSN: state.lsn, compression: compression == .lz4)
+            lastLSN: state.lsn, compression: compression == .lz4, cipher: key)
         var written = ProgressCounter(.writingSnapshot, total: Int64(state.itemCount), handler: progress)
         var items: Int64 = 0
         for (id, name) in state.tableNames.enumerated() {
@@ -169,7 +176,7 @@ extension Store {
     }
 
     /// Step 6. A crash midway leaves obsolete files that open ignores and removes.
-    private func removeFiles(olderThan generation: UInt64, in directory: StoreDirectory) throws {
+    func removeFiles(olderThan generation: UInt64, in directory: StoreDirectory) throws {
         let listing = try directory.list()
         let old = listing.snapshots.filter { $0.generation < generation } + listing.logs.filter { $0.generation < generation }
         guard !old.isEmpty else { return }

@@ -91,6 +91,13 @@ extension Store {
         ])
     }
 
+    func logKeyChanged(to key: EncryptionKey?, generation: UInt64, took: Duration) {
+        logger.notice("encryption key changed", metadata: [
+            "keyID": .string(key.map { "\($0.id)" } ?? "none (plain)"), "generation": "\(generation)",
+            "seconds": "\(took.seconds)",
+        ])
+    }
+
     func logCompactionFailed(_ error: any Error) {
         // A compaction asked for from inside a write block is the caller's
         // mistake, reported to it; nothing about the store to log.

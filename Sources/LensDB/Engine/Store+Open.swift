@@ -24,7 +24,19 @@ extension Store {
     /// recover, start a new log.
     /// What a crash here leaves: at most a new, empty log file, which the
     /// next open reads as a log cut while new.
+    /// - Throws: as ``Store/init(at:options:)``; a key that does not fit the
+    ///   files as the `StoreError` encryption case that says how.
     static func open(at path: String, options: StoreOptions, progress: ProgressHandler? = nil) throws -> Opened {
+        do {
+            return try openWithKey(at: path, options: options, progress: progress)
+        } catch let error as EncryptionError {
+            throw StoreError.encryption(error, path: path)
+        } catch LogError.encryption(let error) {
+            throw StoreError.encryption(error, path: path)
+        }
+    }
+
+    private static func openWithKey(at path: String, options: StoreOptions, progress: ProgressHandler?) throws -> Opened {
         let started = ContinuousClock.now
         let fileSystem = options.fileSystem
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
@@ -49,7 +61,11 @@ extension Store {
             let closedLSN = cleanClose.map { $0.lastLSN ?? .max } ?? 0
             let mayRelog = !options.readOnly
             var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
-            let chain = LogChain(directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly, cleanClose: cleanClose)
+            // The chain reads every file it uses with the open's key, and
+            // fails before decrypting anything if one does not fit.
+            let chain = LogChain(
+                directory: directory, policy: options.recovery, setAsideDamaged: !options.readOnly, cleanClose: cleanClose,
+                cipher: options.encryptionKey)
             // Set once salvage skipped records: what follows a skip is kept
             // for logging again even below the close's LSN, since only the
             // marker, removed below, proved it (`LogChain`'s provenLSN).
@@ -113,10 +129,12 @@ extension Store {
     private static func relog(
         _ records: [LogRecord], from provenLSN: UInt64, generation: UInt64, in directory: StoreDirectory, options: StoreOptions
     ) throws -> LogWriter {
+        // Sealed again under the store's key with this writer's own nonces:
+        // the same LSNs and payloads as before, never the same nonces.
         try LogWriter.createHolding(
             records.map { ($0.type, $0.payload) }, fileSystem: directory.fileSystem,
             path: directory.logPath(generation: generation), generation: generation,
-            firstLSN: provenLSN + 1, options: logOptions(options))
+            firstLSN: provenLSN + 1, options: logOptions(options), cipher: options.encryptionKey)
     }
 
     /// Removes the logs that `relog` now supersedes entirely: each record

@@ -135,10 +135,10 @@ extension Store {
     }
 
     /// Creates the log of the store's current generation, continuing the head.
-    private func startLog(in directory: StoreDirectory, side: WriterSide) throws -> LogWriter {
+    func startLog(in directory: StoreDirectory, side: WriterSide) throws -> LogWriter {
         try LogWriter.create(
             fileSystem: directory.fileSystem, path: directory.logPath(generation: side.generation),
-            generation: side.generation, firstLSN: side.head.lsn + 1, options: Store.logOptions(options))
+            generation: side.generation, firstLSN: side.head.lsn + 1, options: Store.logOptions(options), cipher: side.key)
     }
 
     func checkWritable(_ side: WriterSide) throws(StoreError) {

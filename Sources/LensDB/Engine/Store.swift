@@ -68,6 +68,10 @@ public final class Store: Sendable {
         var retiredLogs = LogWriterStatistics()
         /// A log swapped out whose last records may still be syncing.
         var drainingLog: LogWriter?
+        /// The key new logs and snapshots are sealed with: the open's
+        /// ``StoreOptions/encryptionKey`` until ``Store/changeEncryptionKey(to:)``
+        /// replaces it.
+        var key: EncryptionKey?
     }
 
     struct CompactionSide: Sendable {
@@ -118,7 +122,7 @@ public final class Store: Sendable {
         logger = Store.logger(for: path ?? ":memory:", options)
         relogStatistics = opened.log?.statistics ?? LogWriterStatistics()
         published = Locked(opened.state)
-        writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation))
+        writer = Locked(WriterSide(head: opened.state, log: opened.log, generation: opened.generation, key: options.encryptionKey))
         compaction.withLock {
             $0.snapshotBytes = opened.snapshotBytes
             $0.olderLogBytes = opened.olderLogBytes

@@ -41,6 +41,19 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case reentrantWrite(path: String)
     /// A stored record does not decode as a transaction.
     case malformedRecord(file: String, offset: Int64, lsn: UInt64)
+    /// The store is encrypted (its file `file` says so, under the key
+    /// named `keyID`) and the open was given no key
+    /// (``StoreOptions/encryptionKey``). Nothing was read past the headers
+    /// and nothing changed.
+    case encryptionKeyRequired(path: String, file: String, keyID: KeyID)
+    /// The store is encrypted under the key named `found`, and the open
+    /// was given another (`given`). Nothing was decrypted and nothing changed.
+    case wrongEncryptionKey(path: String, file: String, found: KeyID, given: KeyID)
+    /// The store is not encrypted (`file` is plain) and the open was given
+    /// a key: a store is never half encrypted, so it is neither read as if
+    /// protected nor encrypted from the next write on. Open it without a
+    /// key, then ``Store/changeEncryptionKey(to:)`` encrypts it whole.
+    case notEncrypted(path: String, file: String, given: KeyID)
 
     public var description: String {
         switch self {
@@ -62,8 +75,23 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is closed; open it again with a new Store to write"
         case let .reentrantWrite(path):
             "\(path): write, flush or compact called from inside a write block of the same store; make the change on that block's transaction instead"
+        case let .encryptionKeyRequired(path, file, keyID):
+            "\(path) is encrypted (\(file) needs the key whose id is \(keyID)) and no key was given; set StoreOptions.encryptionKey to that key"
+        case let .wrongEncryptionKey(path, file, found, given):
+            "\(path) is encrypted with the key whose id is \(found) (\(file) says so), not with the key given (id \(given)); open it with key \(found), or, if its key was just changed, with the new key"
+        case let .notEncrypted(path, file, given):
+            "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
+        }
+    }
+
+    /// The open of the store at `path` met `error`: the key does not fit a file.
+    static func encryption(_ error: EncryptionError, path: String) -> StoreError {
+        switch error {
+        case let .keyRequired(file, found): .encryptionKeyRequired(path: path, file: file, keyID: found.keyID)
+        case let .wrongKey(file, found, given): .wrongEncryptionKey(path: path, file: file, found: found, given: given)
+        case let .notEncrypted(file, given): .notEncrypted(path: path, file: file, given: given)
         }
     }
 

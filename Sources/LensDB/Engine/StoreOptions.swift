@@ -32,6 +32,19 @@ public struct StoreOptions: Sendable {
     /// directory is refused with ``StoreError/notAStore(path:foreignEntries:)``,
     /// so a mistyped path never turns someone's folder into a store.
     public var adoptsNonEmptyDirectory = false
+    /// The key the store's files are encrypted with; nil (the default) for
+    /// a plain store. A store is encrypted as a whole or not at all: a key
+    /// that does not fit what the files say — none for an encrypted store,
+    /// one for a plain store, another key — fails the open with
+    /// ``StoreError/encryptionKeyRequired(path:file:keyID:)``,
+    /// ``StoreError/notEncrypted(path:file:given:)`` or
+    /// ``StoreError/wrongEncryptionKey(path:file:found:given:)``, before any
+    /// record is decrypted and without changing a file. A new store opened
+    /// with a key is encrypted from its first write. To encrypt, decrypt or
+    /// re-key an existing store, open it with the key it has and call
+    /// ``Store/changeEncryptionKey(to:)``. The "Encryption at rest" article
+    /// has the format and the guarantees.
+    public var encryptionKey: EncryptionKey?
     /// The file system; tests and the crash fuzzer pass a simulated one.
     public var fileSystem: any FileSystem = POSIXFileSystem()
     /// Tuning of the log writer.
@@ -48,10 +61,14 @@ public struct StoreOptions: Sendable {
         case none, lz4
     }
 
-    public init(durability: Durability = .full, compression: Compression = .lz4, recovery: RecoveryPolicy = .strict) {
+    public init(
+        durability: Durability = .full, compression: Compression = .lz4, recovery: RecoveryPolicy = .strict,
+        encryptionKey: EncryptionKey? = nil
+    ) {
         self.durability = durability
         self.compression = compression
         self.recovery = recovery
+        self.encryptionKey = encryptionKey
     }
 }
 

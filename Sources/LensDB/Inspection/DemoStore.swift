@@ -27,9 +27,11 @@ public enum DemoStore {
     /// Writes the sample into the store at `path` (created if needed), in
     /// three transactions, and returns the store's last LSN.
     @discardableResult
-    public static func write(at path: String, fileSystem: any FileSystem = POSIXFileSystem()) throws -> UInt64 {
+    /// With `key`, the sample store is encrypted.
+    public static func write(at path: String, fileSystem: any FileSystem = POSIXFileSystem(), key: EncryptionKey? = nil) throws -> UInt64 {
         var options = StoreOptions()
         options.fileSystem = fileSystem
+        options.encryptionKey = key
         let store = try Store(at: path, options: options)
         defer { store.close() }
         let encoder = ValueEncoder()

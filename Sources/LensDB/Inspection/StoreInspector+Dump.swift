@@ -62,6 +62,7 @@ extension StoreInspector {
         from: UInt64 = 0, to: UInt64 = .max, table: String? = nil, progress: ProgressHandler? = nil,
         _ body: (DumpedTransaction) throws -> Void
     ) throws {
+        try requireFittingKey()
         var tables = Set<String>()
         // `emit` is stored in a local, so it counts as escaping; it never outlives this call.
         try withoutActuallyEscaping(body) { body in
@@ -104,7 +105,8 @@ extension StoreInspector {
             // is skipped, as when logs were read whole.
             guard let handle = try? fileSystem.openFile(at: log.path, mode: .readOnly) else { continue }
             defer { handle.close() }
-            guard var reader = try? LogReader(file: handle, path: log.path, policy: .salvage) else { continue }
+            // So is one under another key (what a key change cut short leaves).
+            guard var reader = try? LogReader(file: handle, path: log.path, policy: .salvage, cipher: key) else { continue }
             while let record = try reader.next() { try emit(record, log.path) }
         }
     }
@@ -114,10 +116,13 @@ extension StoreInspector {
     ///   no valid snapshot; ``InspectionError/noSuchTable(path:table:tables:)``
     ///   when `table` is set and the snapshot holds no such table.
     public func dumpSnapshot(table: String? = nil, _ body: (DumpedItem) throws -> Void) throws {
+        try requireFittingKey()
         let snapshots = try listing().snapshots
         for candidate in snapshots.reversed() {
-            // Damaged snapshots are skipped for the newest valid one; verify reports them.
-            guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path) else { continue }
+            // Damaged snapshots are skipped for the newest valid one; verify
+            // reports them. So are snapshots under another key.
+            guard let snapshot = try? SnapshotFile(bytes: read(candidate.path), path: candidate.path, cipher: key),
+                  (try? EncryptionError.check(snapshot.encryption, against: key, file: candidate.path)) != nil else { continue }
             var catalog = EncodingCatalog()
             try snapshot.forEachItem { item in
                 catalog.note(item)

@@ -47,9 +47,9 @@ extension StoreInspector {
         from: UInt64? = nil, until: UInt64 = .max, table: String? = nil, interval: Duration = .milliseconds(100),
         shouldStop: () -> Bool = { false }, _ body: (DumpedTransaction) throws -> Void
     ) throws {
-        _ = try listing()
+        try requireFittingKey()
         var catalog = EncodingCatalog()
-        var follower = try LogFollower(directory: directory) { snapshot in
+        var follower = try LogFollower(directory: directory, cipher: key) { snapshot in
             catalog = EncodingCatalog()
             try snapshot.forEachItem { catalog.note($0) }
         }

@@ -14,6 +14,9 @@ public struct InfoReport: Codable, Sendable {
         public var records: Int?
         /// Stored bytes / decompressed bytes of the payloads (logs) or chunks.
         public var compressionRatio: Double?
+        /// The cipher and key id the file is encrypted with; nil when plain
+        /// or when its header does not verify.
+        public var encryption: String?
         /// What is wrong with the file, if anything.
         public var problem: String?
     }
@@ -53,6 +56,9 @@ public struct InfoReport: Codable, Sendable {
     /// Each root document with its encoding.
     public var rootEncodings: [RootInfo]
     public var lastLSN: UInt64
+    /// How the store is encrypted: "AES-256-GCM, key id 9c1e3a7d5f20b864",
+    /// or "none". From the newest snapshot's or log's header.
+    public var encryption: String
     /// What open would do now: torn bytes cut, damage, orphaned logs; or why
     /// it would fail and what `.salvage` (and `logtool repair`) would keep.
     public var recovery: [String]
@@ -70,7 +76,8 @@ extension StoreInspector {
     /// something wrong is made again while files change under it (see
     /// `readingConsistently(isClean:_:)`).
     public func info() throws -> InfoReport {
-        try readingConsistently(isClean: { $0.opensCleanly && $0.files.allSatisfy { $0.problem == nil } }, infoOnce)
+        try requireFittingKey()
+        return try readingConsistently(isClean: { $0.opensCleanly && $0.files.allSatisfy { $0.problem == nil } }, infoOnce)
     }
 
     private func infoOnce() throws -> InfoReport {
@@ -79,7 +86,10 @@ extension StoreInspector {
         files += listing.temporaries.map { FileInfo(role: .temporary, name: $0) }
         files += listing.setAside.map { FileInfo(role: .damaged, name: $0) }
         files += listing.unknown.map { FileInfo(role: .unknown, name: $0) }
-        var report = InfoReport(path: path, files: files, tables: [], roots: [], rootEncodings: [], lastLSN: 0, recovery: [], opensCleanly: true)
+        let encryption = try encryptions().first.map { $0.map { "\($0)" } ?? "none" } ?? "none"
+        var report = InfoReport(
+            path: path, files: files, tables: [], roots: [], rootEncodings: [], lastLSN: 0, encryption: encryption, recovery: [],
+            opensCleanly: true)
         do {
             try describeRecovery(policy: .strict, into: &report)
         } catch {
@@ -112,10 +122,11 @@ extension StoreInspector {
         let bytes = try read(file)
         var info = FileInfo(role: .snapshot, name: file, size: Int64(bytes.count))
         do {
-            let snapshot = try SnapshotFile(bytes: bytes, path: file)
+            let snapshot = try SnapshotFile(bytes: bytes, path: file, cipher: key)
             info.formatVersion = snapshot.version
             info.generation = snapshot.generation
             info.lastLSN = snapshot.lastLSN
+            info.encryption = snapshot.encryption.map { "\($0)" }
             var raw = 0
             try snapshot.forEachItem { item in raw += item.approximateSize }
             info.records = Int(snapshot.itemCount)
@@ -138,8 +149,17 @@ extension StoreInspector {
         }
         defer { handle.close() }
         var info = FileInfo(role: .log, name: file, size: try handle.size())
+        // The header alone, which needs no key: shown even for a log under another key.
+        if let header = try? handle.read(at: 0, count: LogFormat.maxFileHeaderSize).withUnsafeBytes({
+            try LogFileHeader(decoding: $0, file: file)
+        }) {
+            info.formatVersion = header.version
+            info.generation = header.generation
+            info.firstLSN = header.firstLSN
+            info.encryption = header.encryption.map { "\($0)" }
+        }
         do {
-            var reader = try LogReader(file: handle, path: file, policy: .salvage)
+            var reader = try LogReader(file: handle, path: file, policy: .salvage, cipher: key)
             info.formatVersion = reader.header.version
             info.generation = reader.header.generation
             info.firstLSN = reader.header.firstLSN
@@ -189,7 +209,7 @@ typealias FileInfo = InfoReport.FileInfo
 extension InfoReport.FileInfo {
     init(role: InfoReport.FileRole, name: String, size: Int64 = 0) {
         self.init(role: role, name: name, size: size, formatVersion: nil, generation: nil, firstLSN: nil,
-                  lastLSN: nil, records: nil, compressionRatio: nil, problem: nil)
+                  lastLSN: nil, records: nil, compressionRatio: nil, encryption: nil, problem: nil)
     }
 }
 

@@ -48,7 +48,9 @@ extension StoreInspector {
     /// - Parameters:
     ///   - output: where to write the repaired store; must not exist.
     ///   - progress: reading the store (bytes), then writing the snapshot (items).
+    /// An encrypted store is repaired into one encrypted with the same key.
     public func repair(to output: String, progress: ProgressHandler? = nil) throws -> RepairReport {
+        try requireFittingKey()
         let lock = try takeLock()
         defer { lock.unlock() }
         let output = Self.absolute(output)
@@ -67,6 +69,7 @@ extension StoreInspector {
     /// repaired store at `<store>.repair`: rename either back to `<store>`.
     /// - Throws: as ``repair(to:progress:)``.
     public func repairInPlace(progress: ProgressHandler? = nil) throws -> RepairReport {
+        try requireFittingKey()
         let lock = try takeLock()
         defer { lock.unlock() }
         let store = Self.absolute(path)
@@ -106,17 +109,35 @@ extension StoreInspector {
     /// Compacts the store offline: opens it (taking the lock), compacts, closes.
     /// - Parameter progress: the open reading the store (bytes), then writing the snapshot (items).
     public func compact(progress: ProgressHandler? = nil) throws -> InfoReport {
+        try requireFittingKey()
+        try withStore(progress: progress) { try $0.compact(progress: progress) }
+        return try info()
+    }
+
+    /// Compacts the store offline under a new key: encrypts a plain store,
+    /// re-keys an encrypted one, or, with nil, decrypts it
+    /// (`Store/changeEncryptionKey(to:)`). The store is read with ``key``.
+    /// Returns the store's report, read with the new key.
+    /// - Throws: as ``compact(progress:)``.
+    public func changeKey(to newKey: EncryptionKey?, progress: ProgressHandler? = nil) throws -> InfoReport {
+        try requireFittingKey()
+        try withStore(progress: progress) { try $0.changeEncryptionKey(to: newKey) }
+        return try StoreInspector(path: path, fileSystem: fileSystem, key: newKey).info()
+    }
+
+    /// Opens the store with the lock and ``key``, runs `body`, closes it.
+    private func withStore(progress: ProgressHandler?, _ body: (Store) throws -> Void) throws {
         var options = StoreOptions()
         options.fileSystem = fileSystem
         options.compactionLogRatio = nil
+        options.encryptionKey = key
         do {
             let store = try Store(at: path, options: options, progress: progress)
-            try store.compact(progress: progress)
-            store.close()
+            defer { store.close() }
+            try body(store)
         } catch let StoreError.locked(path, holder) {
             throw InspectionError.locked(path: path, holder: holder)
         }
-        return try info()
     }
 
     private func takeLock() throws -> any FileLock {
@@ -146,7 +167,7 @@ extension StoreInspector {
         } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
             guard let newest = listing.snapshots.last else { throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage") }
-            let salvaged = try SnapshotFile.salvage(bytes: read(newest.path), path: newest.path)
+            let salvaged = try SnapshotFile.salvage(bytes: read(newest.path), path: newest.path, cipher: key)
             var loader = SnapshotLoader(lastLSN: salvaged.lastLSN)
             for item in salvaged.items { _ = loader.add(item) }
             var state = loader.state
@@ -172,8 +193,9 @@ extension StoreInspector {
         try fileSystem.createDirectory(at: temporary, permissions: fileSystem.directoryPermissions(at: path))
         let target = StoreDirectory(path: temporary, fileSystem: fileSystem)
         try target.writeIdentity()
-        _ = try Store.writeSnapshot(of: state, generation: 1, in: target, compression: .lz4, progress: progress)
-        let log = try LogWriter.create(fileSystem: fileSystem, path: target.logPath(generation: 1), generation: 1, firstLSN: state.lsn + 1)
+        _ = try Store.writeSnapshot(of: state, generation: 1, in: target, compression: .lz4, key: key, progress: progress)
+        let log = try LogWriter.create(
+            fileSystem: fileSystem, path: target.logPath(generation: 1), generation: 1, firstLSN: state.lsn + 1, cipher: key)
         log.close()
         try fileSystem.rename(temporary, to: output)
         try fileSystem.syncDirectory(at: parentDirectory(of: output))

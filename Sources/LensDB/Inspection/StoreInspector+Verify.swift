@@ -58,7 +58,8 @@ extension StoreInspector {
     /// is made again while files change under it, so that a log compacted
     /// away or grown mid-read is not reported as damage.
     public func verify(progress: ProgressHandler? = nil) throws -> VerifyReport {
-        try readingConsistently(isClean: \.isOK) { try verifyOnce(progress: progress) }
+        try requireFittingKey()
+        return try readingConsistently(isClean: \.isOK) { try verifyOnce(progress: progress) }
     }
 
     private func verifyOnce(progress handler: ProgressHandler?) throws -> VerifyReport {
@@ -180,7 +181,7 @@ extension StoreInspector {
     /// not read, which verifySnapshot reports).
     private func catalog(ofSnapshot file: String?, handle: (any StoredFile)?) -> EncodingCatalog {
         var catalog = EncodingCatalog()
-        guard let file, let snapshot = try? SnapshotFile(bytes: read(file, through: handle), path: file) else { return catalog }
+        guard let file, let snapshot = try? SnapshotFile(bytes: read(file, through: handle), path: file, cipher: key) else { return catalog }
         // A snapshot that fails midway leaves what it recorded before; verifySnapshot reports the failure.
         try? snapshot.forEachItem { catalog.note($0) }
         return catalog
@@ -194,7 +195,7 @@ extension StoreInspector {
             let bytes = try read(file, through: handle)
             report.bytesRead += Int64(bytes.count)
             var catalog = EncodingCatalog()
-            try SnapshotFile(bytes: bytes, path: file).forEachItem { item in
+            try SnapshotFile(bytes: bytes, path: file, cipher: key).forEachItem { item in
                 catalog.note(item)
                 switch item {
                 case let .entry(id, key, value):
@@ -243,7 +244,7 @@ extension StoreInspector {
             let handle = try opened ?? fileSystem.openFile(at: file, mode: .readOnly)
             defer { if opened == nil { handle.close() } }
             report.bytesRead += try handle.size()
-            let opened = Result { try LogReader(file: handle, path: file, policy: .salvage) }
+            let opened = Result { try LogReader(file: handle, path: file, policy: .salvage, cipher: key) }
             if case let .failure(error) = opened, error is LogError {
                 let reason = stripping(file, from: "\(error)")
                 if chain.cutWhileNew.contains(file) {

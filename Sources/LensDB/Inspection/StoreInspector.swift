@@ -2,22 +2,29 @@ import Foundation
 import LensLog
 
 /// Looks inside a store without the program's types: the library behind
-/// `logtool`. Reads never take the store's lock and never change a file;
+/// `logtool`. An encrypted store is read with its key (``key``): every
+/// command checks first that the key fits the store and refuses with an
+/// ``InspectionError`` that names the key the store needs when it does not.
+/// Reads never take the store's lock and never change a file;
 /// ``repair(to:progress:)``, ``repairInPlace(progress:)`` and ``compact(progress:)`` take the lock and
 /// refuse while another process holds it.
 ///
 /// Thread-safety: a value type; each call opens the files it needs.
 public struct StoreInspector: Sendable {
     public let path: String
+    /// The store's key; nil for a plain store.
+    public let key: EncryptionKey?
     let fileSystem: any FileSystem
     var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
 
     /// - Parameters:
     ///   - path: the store's directory; a trailing slash is ignored.
     ///   - fileSystem: where the store lives; tests pass a simulated one.
-    public init(path: String, fileSystem: any FileSystem = POSIXFileSystem()) {
+    ///   - key: the key an encrypted store was written with; nil for a plain store.
+    public init(path: String, fileSystem: any FileSystem = POSIXFileSystem(), key: EncryptionKey? = nil) {
         self.path = StoreDirectory.normalized(path)
         self.fileSystem = fileSystem
+        self.key = key
     }
 
     /// Lists the store's files, or says why `path` is not a store: the
@@ -42,7 +49,7 @@ public struct StoreInspector: Sendable {
     /// Recovery as open would run it on this store, judged by the same
     /// clean-close marker, without setting anything aside.
     func chain(policy: RecoveryPolicy) throws -> LogChain {
-        LogChain(directory: directory, policy: policy, setAsideDamaged: false, cleanClose: try directory.cleanClose())
+        LogChain(directory: directory, policy: policy, setAsideDamaged: false, cleanClose: try directory.cleanClose(), cipher: key)
     }
 
     func read(_ file: String) throws -> [UInt8] {
@@ -94,6 +101,14 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     /// `dump --snapshot` of a store that has no snapshot yet (never
     /// compacted), or none that verifies (`damaged` lists them).
     case noSnapshot(path: String, damaged: [String])
+    /// The store is encrypted (under the key named `keyID`) and no key was given.
+    case keyRequired(path: String, keyID: KeyID)
+    /// The store's files are encrypted under `found` (newest first), none under the key given.
+    case wrongKey(path: String, found: [KeyID], given: KeyID)
+    /// The store is not encrypted, and a key was given.
+    case notEncrypted(path: String, given: KeyID)
+    /// A `--key-file` that does not hold a key: `reason` says what it holds.
+    case badKeyFile(path: String, reason: String)
 
     public var description: String {
         switch self {
@@ -109,6 +124,14 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
             "\(path) has no snapshot yet (it was never compacted); dump its transactions without --snapshot, or run `logtool compact` first"
         case let .noSnapshot(path, damaged):
             "\(path) has no snapshot that verifies (\(damaged.joined(separator: ", ")) fail their checks); run `logtool verify` to see why"
+        case let .keyRequired(path, keyID):
+            "\(path) is encrypted (key id \(keyID)) and no key was given; pass --key-file with the file that holds that key's 32 bytes"
+        case let .wrongKey(path, found, given):
+            "\(path) is encrypted with key id \(found.map(\.description).joined(separator: " or ")), not with the key given (key id \(given)); pass --key-file with the store's key"
+        case let .badKeyFile(path, reason):
+            "\(path) is not a key file: \(reason); a key file holds the key's 32 bytes, raw or as 64 hex digits"
+        case let .notEncrypted(path, given):
+            "\(path) is not encrypted, but a key was given (key id \(given)); run without --key-file (compact --new-key-file encrypts it)"
         }
     }
 }

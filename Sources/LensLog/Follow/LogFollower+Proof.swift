@@ -35,7 +35,7 @@ extension LogFollower {
             guard let file = try? directory.fileSystem.openFile(at: snapshot.path, mode: .readOnly) else { continue }
             defer { file.close() }
             // As above: a header that cannot be read is treated as absent.
-            guard let bytes = try? file.read(at: 0, count: SnapshotFormat.headerSize),
+            guard let bytes = try? file.read(at: 0, count: SnapshotFormat.maxHeaderSize),
                   let last = SnapshotFile.lastLSN(inHeader: bytes) else { continue }
             proof.snapshotsRead.insert(snapshot.path)
             proof.writer = max(proof.writer, last)
@@ -89,7 +89,7 @@ extension LogFollower {
         let here = StopPoint(path: tail.path, offset: tail.offset)
         defer { previousStop = here }
         guard here == previousStop, here != judgedStop, stopNeedsJudging(tail) else { return }
-        var reader = try LogReader(file: tail.file, path: tail.path, policy: .strict)
+        var reader = try LogReader(file: tail.file, path: tail.path, policy: .strict, cipher: cipher)
         do {
             while try reader.next() != nil {}
         } catch let LogError.corruption(file, offset, lsn, reason) {

@@ -37,6 +37,8 @@
 /// Not thread-safe: one caller polls.
 public struct LogFollower {
     public let directory: StoreDirectory
+    /// The store's key; nil for a plain store.
+    public let cipher: (any PayloadCipher)?
     /// The snapshot following started from, if any; LSNs up to its last are not in the logs.
     public private(set) var base: SnapshotSummary?
 
@@ -87,11 +89,16 @@ public struct LogFollower {
     /// before it is read.
     /// - Throws: ``StorageError``, ``RecoveryError`` (no snapshot the logs
     ///   continue), or what `loadSnapshot` throws.
-    public init(directory: StoreDirectory, loadSnapshot: (SnapshotFile) throws -> Void) throws {
+    ///
+    /// `cipher` is the store's key (nil for a plain store): every file read
+    /// must fit it, and a follower stops with ``LogError/encryption(_:)`` at
+    /// a log that a key change wrote under another key.
+    public init(directory: StoreDirectory, cipher: (any PayloadCipher)? = nil, loadSnapshot: (SnapshotFile) throws -> Void) throws {
         self.directory = directory
+        self.cipher = cipher
         for attempt in 1... {
             do {
-                let (base, logs, seen) = try Self.start(directory, loadSnapshot)
+                let (base, logs, seen) = try Self.start(directory, cipher, loadSnapshot)
                 self.base = base
                 later = logs
                 seenGeneration = seen
@@ -109,17 +116,19 @@ public struct LogFollower {
     static let startAttempts = 8
 
     private static func start(
-        _ directory: StoreDirectory, _ loadSnapshot: (SnapshotFile) throws -> Void
+        _ directory: StoreDirectory, _ cipher: (any PayloadCipher)?, _ loadSnapshot: (SnapshotFile) throws -> Void
     ) throws -> (SnapshotSummary?, [LogTail], seen: UInt64) {
         let listing = try directory.list()
         var tails = try listing.logs.map { log in
-            var tail = LogTail(path: log.path, generation: log.generation, file: try directory.fileSystem.openFile(at: log.path, mode: .readOnly))
+            var tail = LogTail(
+                path: log.path, generation: log.generation,
+                file: try directory.fileSystem.openFile(at: log.path, mode: .readOnly), cipher: cipher)
             tail.prime()
             return tail
         }
         do {
             var report = RecoveryReport()
-            let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false)
+            let chain = LogChain(directory: directory, policy: .salvage, setAsideDamaged: false, cipher: cipher)
             let base = try chain.chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
             let older = tails.filter { $0.generation < (base?.generation ?? 0) }
             older.forEach { $0.file.close() }
@@ -169,7 +178,7 @@ public struct LogFollower {
             seenGeneration = log.generation
             // A log removed between the listing and here holds nothing the chain still needs, or it fell behind: see above.
             guard let file = try? directory.fileSystem.openFile(at: log.path, mode: .readOnly) else { continue }
-            var tail = LogTail(path: log.path, generation: log.generation, file: file)
+            var tail = LogTail(path: log.path, generation: log.generation, file: file, cipher: cipher)
             tail.prime()
             later.append(tail)
         }

@@ -49,15 +49,22 @@ struct LogTail {
     /// once, and may then call the lost pages clean).
     var syncFailed = false
     private var seed: UInt32 = 0
+    /// The store's key, nil for a plain store (``LogFollower``'s).
+    let cipher: (any PayloadCipher)?
+    private var opening: RecordFrame.Opening?
+    /// Set when the header names an encryption `cipher` does not fit:
+    /// ``read()`` throws it, and the file is never read past its header.
+    private(set) var keyProblem: EncryptionError?
 
     /// How many bytes beyond the last record a read looks at when it does not
     /// know how long the next frame is.
     static let readAhead = 64 << 10
 
-    init(path: String, generation: UInt64, file: any StoredFile) {
+    init(path: String, generation: UInt64, file: any StoredFile, cipher: (any PayloadCipher)?) {
         self.path = path
         self.generation = generation
         self.file = file
+        self.cipher = cipher
     }
 
     /// Reads the header if it is not known yet; true once it is.
@@ -66,12 +73,19 @@ struct LogTail {
         // A header that cannot be read or does not verify is not written yet
         // (or never will be: a log cut while new); the chain ignores the log
         // until it verifies.
-        guard let bytes = try? file.read(at: 0, count: LogFormat.fileHeaderSize),
+        guard let bytes = try? file.read(at: 0, count: LogFormat.maxFileHeaderSize),
               let decoded = try? bytes.withUnsafeBytes({ try LogFileHeader(decoding: $0, file: path) })
         else { return false }
         header = decoded
         nextLSN = decoded.firstLSN
+        offset = Int64(decoded.size)
         seed = RecordFrame.seed(generation: decoded.generation)
+        do {
+            try EncryptionError.check(decoded.encryption, against: cipher, file: path)
+            opening = cipher.map { RecordFrame.Opening(cipher: $0, generation: decoded.generation) }
+        } catch {
+            keyProblem = error
+        }
         return true
     }
 
@@ -79,7 +93,7 @@ struct LogTail {
     /// records predate the descriptor (``lastLSNAtOpen``); ``read()``
     /// returns them. A file without its header yet holds no record.
     mutating func prime() {
-        guard readHeader() else { return }
+        guard readHeader(), keyProblem == nil else { return }
         do {
             try readMore()
             lastLSNAtOpen = nextLSN - 1
@@ -93,10 +107,12 @@ struct LogTail {
     /// The records written since the last read, in order, each verified and
     /// with the next LSN; sets ``stop``.
     /// - Throws: ``StorageError``; ``LogError/unsupportedRecord(file:offset:lsn:reason:)``
-    ///   for a valid record of a newer format. Records read before a throw
-    ///   are returned by the next call.
+    ///   for a valid record of a newer format; ``LogError/encryption(_:)``
+    ///   when the log's key is not the follower's (its key changed). Records
+    ///   read before a throw are returned by the next call.
     mutating func read() throws -> [LogRecord] {
         precondition(header != nil, "read() before the header is known")
+        if let keyProblem { throw LogError.encryption(keyProblem) }
         // No header when the file was opened: every record came after.
         if lastLSNAtOpen == nil { lastLSNAtOpen = header!.firstLSN - 1 }
         try readMore()
@@ -130,7 +146,7 @@ struct LogTail {
         // Enough bytes for a frame header, then for the whole frame its length
         // field claims; the checksum decides whether that claim was true.
         try window.ensure(LogFormat.frameHeaderSize)
-        if let length = window.lengthField(), length <= LogFormat.maxPayloadSize {
+        if let length = window.lengthField(), length <= LogFormat.maxStoredSize {
             try window.ensure(LogFormat.frameHeaderSize + length)
         }
         let parsed = window.bytes.withUnsafeBytes { RecordFrame.parse($0, at: window.position, seed: seed) }
@@ -139,8 +155,12 @@ struct LogTail {
             if let reason = RecordFrame.unsupported(frame) {
                 throw LogError.unsupportedRecord(file: path, offset: offset, lsn: frame.lsn, reason: reason)
             }
-            guard let payload = window.bytes.withUnsafeBytes({ RecordFrame.payload(of: frame, in: $0, at: window.position) }) else {
-                stop = .damage(.decompressionFailed)
+            let opened = window.bytes.withUnsafeBytes { RecordFrame.payload(of: frame, in: $0, at: window.position, opening: opening) }
+            let payload: [UInt8]
+            switch opened {
+            case .payload(let bytes): payload = bytes
+            case .damaged(let reason):
+                stop = .damage(reason)
                 return nil
             }
             let record = LogRecord(

@@ -13,6 +13,13 @@ public enum DamageReason: String, Sendable, Equatable, CaseIterable {
     case lsnOutOfSequence
     /// A compressed payload does not decompress to its declared length.
     case decompressionFailed
+    /// A frame of an encrypted log verifies its checksum but its envelope
+    /// does not authenticate under the log's key (or a plain frame sits in
+    /// an encrypted log, or a sealed one in a plain log). A crash tears a
+    /// write; it does not produce a checksum that verifies over bytes the
+    /// tag rejects, so this is damage or tampering, judged by proof as
+    /// ``decompressionFailed`` is.
+    case authenticationFailed
     /// An all-zero frame header followed by bytes that are not zero.
     case zeroedRegion
     /// The chain of logs ends, cleanly, before the last LSN a clean close
@@ -36,6 +43,11 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case badMagic(file: String)
     /// The file was written by a newer LensDB; open it with that version.
     case unsupportedVersion(file: String, version: UInt32)
+    /// The header names a cipher this version does not know: a newer LensDB wrote it.
+    case unsupportedCipher(file: String, cipher: UInt8)
+    /// The key given does not fit the file (none for an encrypted log, one
+    /// for a plain log, or another key): nothing was read past the header.
+    case encryption(EncryptionError)
     /// The header's checksum or reserved field is wrong.
     case badHeader(file: String)
     /// Damage followed by valid records (promise 3): `.strict` stops here.
@@ -59,6 +71,10 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(file): not a LensDB log (bad magic)"
         case let .unsupportedVersion(file, version):
             "\(file): log format version \(version) is newer than this LensDB reads (\(LogFormat.version)); use a newer LensDB"
+        case let .unsupportedCipher(file, cipher):
+            "\(file): encrypted with cipher \(cipher), which this LensDB does not know; use a newer LensDB"
+        case let .encryption(error):
+            error.description
         case let .badHeader(file):
             "\(file): the log header fails its checksum; run `logtool repair`"
         case let .corruption(file, offset, lsn, reason):

@@ -61,7 +61,9 @@ public struct LogReader: Sendable {
     private var window: LogWindow
     private var policy: RecoveryPolicy
     private let seed: UInt32
-    private var offset = LogFormat.fileHeaderSize
+    /// How records are opened: set when the log is encrypted.
+    private let opening: RecordFrame.Opening?
+    private var offset: Int
     private var expectedLSN: UInt64
 
     /// LSNs known durable from outside the log: a clean close recorded
@@ -73,15 +75,19 @@ public struct LogReader: Sendable {
 
     /// Opens the file at `path`, validates its header, and reads it as
     /// ``next()`` asks, through a window of 1 MiB.
-    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError`` for a bad header.
-    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy) throws {
-        try self.init(fileSystem: fileSystem, path: path, policy: policy, windowSize: LogReader.defaultWindowSize)
+    /// - Parameter cipher: the store's key; nil for a plain store. It must
+    ///   fit the header: a plain log read with a key, or an encrypted one
+    ///   without its key, throws before any record is read.
+    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError``
+    ///   for a bad header, ``LogError/encryption(_:)`` when `cipher` does not fit.
+    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy, cipher: (any PayloadCipher)? = nil) throws {
+        try self.init(fileSystem: fileSystem, path: path, policy: policy, windowSize: LogReader.defaultWindowSize, cipher: cipher)
     }
 
-    /// As ``init(fileSystem:path:policy:)``, with a window of `windowSize`
+    /// As ``init(fileSystem:path:policy:cipher:)``, with a window of `windowSize`
     /// bytes: tests make it small to cross window boundaries in a small log.
     @_spi(Testing)
-    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy, windowSize: Int) throws {
+    public init(fileSystem: any FileSystem, path: String, policy: RecoveryPolicy, windowSize: Int, cipher: (any PayloadCipher)? = nil) throws {
         let file = try fileSystem.openFile(at: path, mode: .readOnly)
         let window: LogWindow
         do {
@@ -90,28 +96,40 @@ public struct LogReader: Sendable {
             file.close()
             throw error
         }
-        try self.init(window: window, policy: policy)
+        try self.init(window: window, policy: policy, cipher: cipher)
     }
 
     /// Reads an open file, which the caller keeps open while the reader is
     /// in use and closes afterwards.
-    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError`` for a bad header.
-    public init(file: any StoredFile, path: String, policy: RecoveryPolicy, windowSize: Int = LogReader.defaultWindowSize) throws {
+    /// - Throws: ``StorageError`` when the file cannot be read; ``LogError``
+    ///   for a bad header, ``LogError/encryption(_:)`` when `cipher` does not fit.
+    public init(
+        file: any StoredFile, path: String, policy: RecoveryPolicy, windowSize: Int = LogReader.defaultWindowSize,
+        cipher: (any PayloadCipher)? = nil
+    ) throws {
         let window = try LogWindow(file: file, path: path, windowSize: windowSize, closingWhenDone: false)
-        try self.init(window: window, policy: policy)
+        try self.init(window: window, policy: policy, cipher: cipher)
     }
 
     /// Reads a log held in memory; `path` names it in errors.
-    public init(bytes: [UInt8], path: String, policy: RecoveryPolicy) throws(LogError) {
-        try self.init(window: LogWindow(bytes: bytes, path: path), policy: policy)
+    public init(bytes: [UInt8], path: String, policy: RecoveryPolicy, cipher: (any PayloadCipher)? = nil) throws(LogError) {
+        try self.init(window: LogWindow(bytes: bytes, path: path), policy: policy, cipher: cipher)
     }
 
-    private init(window: LogWindow, policy: RecoveryPolicy) throws(LogError) {
-        header = try window.withBytes { raw, _ throws(LogError) in try LogFileHeader(decoding: raw, file: window.path) }
+    private init(window: LogWindow, policy: RecoveryPolicy, cipher: (any PayloadCipher)?) throws(LogError) {
+        let header = try window.withBytes { raw, _ throws(LogError) in try LogFileHeader(decoding: raw, file: window.path) }
+        do {
+            try EncryptionError.check(header.encryption, against: cipher, file: window.path)
+        } catch {
+            throw .encryption(error)
+        }
+        self.header = header
         self.window = window
         path = window.path
         self.policy = policy
         seed = RecordFrame.seed(generation: header.generation)
+        opening = cipher.map { RecordFrame.Opening(cipher: $0, generation: header.generation) }
+        offset = header.size
         expectedLSN = header.firstLSN
     }
 
@@ -133,8 +151,10 @@ public struct LogReader: Sendable {
         while end == nil {
             switch try window.parseFrame(at: offset, seed: seed) {
             case .frame(let frame) where frame.lsn == expectedLSN:
-                if let record = try accept(frame) { return record }
-                try damaged(.decompressionFailed, includingHere: false)
+                switch try accept(frame) {
+                case .record(let record): return record
+                case .damaged(let reason): try damaged(reason, includingHere: false)
+                }
             case .frame:
                 try damaged(.lsnOutOfSequence, includingHere: true)
             case .zeros:
@@ -146,8 +166,9 @@ public struct LogReader: Sendable {
         return nil
     }
 
-    /// Decodes a verified frame with the expected LSN; nil when its payload is malformed.
-    private mutating func accept(_ frame: RecordFrame.Header) throws(LogError) -> LogRecord? {
+    /// Decodes a verified frame with the expected LSN; why not when its
+    /// payload is malformed or does not authenticate.
+    private mutating func accept(_ frame: RecordFrame.Header) throws(LogError) -> Accepted {
         if let reason = RecordFrame.unsupported(frame) {
             throw .unsupportedRecord(file: path, offset: Int64(offset), lsn: frame.lsn, reason: reason)
         }
@@ -156,14 +177,24 @@ public struct LogReader: Sendable {
         guard frame.lsn < .max else {
             throw .corruption(file: path, offset: Int64(offset), lsn: frame.lsn, reason: .lsnOutOfSequence)
         }
-        guard let payload = window.payload(of: frame, at: offset) else { return nil }
+        let payload: [UInt8]
+        switch window.payload(of: frame, at: offset, opening: opening) {
+        case .payload(let opened): payload = opened
+        case .damaged(let reason): return .damaged(reason)
+        }
         let record = LogRecord(
             lsn: frame.lsn, type: RecordType(rawValue: frame.typeByte)!, payload: payload,
             offset: Int64(offset), frameSize: frame.frameSize, compressed: frame.flags.contains(.lz4),
             syncedLSN: frame.syncedLSN)
         offset += frame.frameSize
         expectedLSN += 1
-        return record
+        return .record(record)
+    }
+
+    /// What ``accept(_:)`` made of a frame.
+    private enum Accepted {
+        case record(LogRecord)
+        case damaged(DamageReason)
     }
 
     /// The bytes at `offset` are not the record expected. Decides between the
@@ -177,8 +208,9 @@ public struct LogReader: Sendable {
         // then the record expected is there now, and the scan's finds are its
         // successors, not proof. A record vouches for an LSN only once that
         // LSN is synced, so damage still there after the scan is real. (Not
-        // for a frame that verifies but does not decompress: it would verify again.)
-        if reason != .decompressionFailed, scan.lastNonZero != nil,
+        // for a frame that verifies but does not decompress or authenticate:
+        // it would verify again.)
+        if reason != .decompressionFailed, reason != .authenticationFailed, scan.lastNonZero != nil,
            case .frame(let frame) = try window.parseFrameAgain(at: damageAt, seed: seed), frame.lsn == expectedLSN {
             return
         }
@@ -281,16 +313,18 @@ extension LogReader {
     }
 
     /// Reads an open log file whose header is damaged as if it had
-    /// `assumed`, for salvage; the file itself is not changed.
+    /// `assumed`, for salvage; the file itself is not changed. `assumed`
+    /// names the encryption of `cipher` (the chain's), or none when nil.
     /// - Throws: ``StorageError`` when the file cannot be read.
     public init(
         file: any StoredFile, path: String, policy: RecoveryPolicy, assumedHeader assumed: LogFileHeader,
-        windowSize: Int = LogReader.defaultWindowSize
+        windowSize: Int = LogReader.defaultWindowSize, cipher: (any PayloadCipher)? = nil
     ) throws {
+        precondition(assumed.encryption == cipher?.encryption, "the assumed header must name the cipher it is read with")
         let window = try LogWindow(
             file: file, path: path, windowSize: windowSize, overlay: assumed.encoded(), closingWhenDone: false)
-        // The laid-over header verifies by construction.
-        try! self.init(window: window, policy: policy)
+        // The laid-over header verifies by construction, and names `cipher`.
+        try! self.init(window: window, policy: policy, cipher: cipher)
     }
 
     /// How many bytes of `file` are not zero, streamed through a window:

@@ -51,7 +51,7 @@ struct LogWindow: Sendable {
     /// `closingWhenDone`. With `overlay`, the file reads as if it started
     /// with those bytes, and is at least that long.
     init(file: any StoredFile, path: String, windowSize: Int, overlay: [UInt8] = [], closingWhenDone: Bool) throws {
-        precondition(windowSize >= LogFormat.fileHeaderSize + LogFormat.frameHeaderSize, "a log window must hold a header and a frame header")
+        precondition(windowSize >= LogFormat.maxFileHeaderSize + LogFormat.frameHeaderSize, "a log window must hold a header and a frame header")
         self.path = path
         count = max(Int(try file.size()), overlay.count)
         source = .file(file, owned: closingWhenDone ? FileCloser(file) : nil)
@@ -112,7 +112,7 @@ struct LogWindow: Sendable {
         try ensure(offset, LogFormat.frameHeaderSize)
         if count - offset >= LogFormat.frameHeaderSize {
             let length = Int(buffer.withUnsafeBytes { $0.littleEndian(at: offset - base, as: UInt32.self) })
-            if length <= LogFormat.maxPayloadSize { try ensure(offset, LogFormat.frameHeaderSize + length) }
+            if length <= LogFormat.maxStoredSize { try ensure(offset, LogFormat.frameHeaderSize + length) }
         }
         return buffer.withUnsafeBytes { RecordFrame.parse($0, at: offset - base, seed: seed) }
     }
@@ -130,8 +130,8 @@ struct LogWindow: Sendable {
     }
 
     /// The payload of a frame `parseFrame` just verified at `offset`.
-    func payload(of frame: RecordFrame.Header, at offset: Int) -> [UInt8]? {
-        buffer.withUnsafeBytes { RecordFrame.payload(of: frame, in: $0, at: offset - base) }
+    func payload(of frame: RecordFrame.Header, at offset: Int, opening: RecordFrame.Opening?) -> RecordFrame.Payload {
+        buffer.withUnsafeBytes { RecordFrame.payload(of: frame, in: $0, at: offset - base, opening: opening) }
     }
 
     /// The offset of the last byte at or after `floor` that is not zero.

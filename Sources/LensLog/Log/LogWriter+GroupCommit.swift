@@ -42,6 +42,41 @@ extension LogWriter {
         }
     }
 
+    /// Makes every record appended before this call durable, and the file
+    /// itself as it stands, header included, even when no record waits
+    /// for a sync: what a log needs that must stand on its own while empty
+    /// (a key change writes the snapshot that replaces it only after this).
+    /// Takes both turns for the sync, so that no write or sync of the
+    /// writer's runs beside it. Thread-safe.
+    /// - Throws: ``LogError/writerFailed(cause:)``; the writer then accepts
+    ///   nothing more (a failed sync is never retried, promise 6).
+    public func syncFile() throws(LogError) {
+        try flush()
+        lock.lock()
+        defer { lock.unlock() }
+        while state.writing || state.syncing { lock.wait() }
+        if let failure = state.failure { throw failure }
+        (state.writing, state.syncing) = (true, true)
+        lock.unlock()
+        // Durable whatever the commits' sync need is: the file must outlast a power cut.
+        let outcome = Result { () throws(StorageError) in
+            do {
+                try file.sync(.durable)
+            } catch let error as StorageError {
+                throw error
+            } catch {
+                throw StorageError(.ioError, .sync, path: path)
+            }
+        }
+        lock.lock()
+        (state.writing, state.syncing) = (false, false)
+        defer { endTurn() }
+        if case .failure(let error) = outcome {
+            fail(error, cuttingTo: state.unsynced.first?.offset ?? state.writeOffset)
+            throw .writerFailed(cause: error)
+        }
+    }
+
     enum Turn {
         case write
         case sync
@@ -127,13 +162,17 @@ extension LogWriter {
             state.waiters.contains { $0.durability == .full && $0.lsn >= first.lsn && $0.lsn <= batch.last!.lsn }
         } == true
         let allocatedEnd = state.allocatedEnd
+        var nonces = state.nonces
 
         lock.unlock()
+        // Sealed here, not when queued: the associated data binds each
+        // record to its LSN and to the synced LSN of this batch, known only now.
         var buffer: [UInt8] = []
         for record in batch {
+            let sealing = cipher.map { RecordFrame.Sealing(cipher: $0, generation: header.generation, nonce: nonces.next()) }
             RecordFrame.append(
                 to: &buffer, stored: record.stored, type: record.type, flags: record.flags,
-                lsn: record.lsn, syncedLSN: syncedLSN, seed: seed)
+                lsn: record.lsn, syncedLSN: syncedLSN, seed: seed, sealing: sealing)
         }
         let outcome = Result { () throws(StorageError) -> Int64 in
             try write(buffer, at: offset, allocatedEnd: allocatedEnd)
@@ -141,6 +180,8 @@ extension LogWriter {
         lock.lock()
 
         state.writing = false
+        // Every nonce taken stays taken, whether or not the batch landed.
+        state.nonces = nonces
         defer { endTurn() }
         if let cut = state.cutOffset {
             // A failure came while this batch was in flight: it is not

@@ -26,6 +26,8 @@ public final class LogWriter: @unchecked Sendable {
     let file: any StoredFile
     let options: LogWriterOptions
     let seed: UInt32
+    /// Seals every record when the log is encrypted (its header says so).
+    let cipher: (any PayloadCipher)?
     let lock = ConditionLock()
     /// Turns (writes and syncs) completed: what waiters watch while they spin.
     let turnsEnded = Locked(0)
@@ -61,7 +63,7 @@ public final class LogWriter: @unchecked Sendable {
         /// The last LSN whose write has completed; what the next sync covers.
         var issuedLSN: UInt64
         var durableLSN: UInt64
-        var writeOffset = Int64(LogFormat.fileHeaderSize)
+        var writeOffset: Int64 = 0
         var allocatedEnd: Int64 = 0
         /// A thread holds the write turn.
         var writing = false
@@ -84,17 +86,24 @@ public final class LogWriter: @unchecked Sendable {
         /// The log this one continues, until a sync of this log has synced it
         /// first: a sync here must never vouch for records the older file lost.
         var predecessor: LogWriter?
+        /// The nonces records are sealed with: a salt of this writer's own,
+        /// drawn when it starts, and a counter. Taken out by the write turn
+        /// and put back before it ends, under the lock both times.
+        var nonces = NonceSequence()
     }
 
     /// Creates a new log file, writes its header, and makes file and directory
     /// entry durable before returning.
     ///
+    /// With `cipher`, the log is encrypted: a v4 header names the cipher and
+    /// key id, and every record is sealed.
+    ///
     /// - Throws: ``StorageError`` (`.exists` when the file is already there).
     public static func create(
         fileSystem: any FileSystem, path: String, generation: UInt64, firstLSN: UInt64,
-        options: LogWriterOptions = LogWriterOptions()
+        options: LogWriterOptions = LogWriterOptions(), cipher: (any PayloadCipher)? = nil
     ) throws -> LogWriter {
-        let prepared = try PreparedLog(fileSystem: fileSystem, path: path, generation: generation, options: options)
+        let prepared = try PreparedLog(fileSystem: fileSystem, path: path, generation: generation, options: options, cipher: cipher)
         let writer = try prepared.start(firstLSN: firstLSN, predecessor: nil)
         do {
             try writer.file.sync(.durable)
@@ -118,11 +127,13 @@ public final class LogWriter: @unchecked Sendable {
     /// - Throws: ``StorageError``, ``LogError``; the temporary file may remain.
     public static func createHolding(
         _ payloads: [(type: RecordType, payload: [UInt8])], fileSystem: any FileSystem, path: String,
-        generation: UInt64, firstLSN: UInt64, options: LogWriterOptions = LogWriterOptions()
+        generation: UInt64, firstLSN: UInt64, options: LogWriterOptions = LogWriterOptions(),
+        cipher: (any PayloadCipher)? = nil
     ) throws -> LogWriter {
         let temporary = path + StoreDirectory.temporarySuffix
         let prepared = try PreparedLog(
-            fileSystem: fileSystem, path: temporary, generation: generation, options: options, syncingDirectory: false)
+            fileSystem: fileSystem, path: temporary, generation: generation, options: options, syncingDirectory: false,
+            cipher: cipher)
         let writer = try prepared.start(firstLSN: firstLSN, predecessor: nil, naming: path)
         do {
             for record in payloads { _ = try writer.enqueue(record.payload, type: record.type) }
@@ -140,18 +151,24 @@ public final class LogWriter: @unchecked Sendable {
         return writer
     }
 
-    init(file: any StoredFile, path: String, header: LogFileHeader, options: LogWriterOptions, predecessor: LogWriter?) {
+    init(
+        file: any StoredFile, path: String, header: LogFileHeader, options: LogWriterOptions, predecessor: LogWriter?,
+        cipher: (any PayloadCipher)? = nil
+    ) {
+        precondition(header.encryption == cipher?.encryption, "a log's header names the cipher that seals its records")
         self.file = file
         self.path = path
         self.header = header
         self.options = options
+        self.cipher = cipher
         seed = RecordFrame.seed(generation: header.generation)
         // Until the predecessor is synced, nothing before this log is known durable.
         let durable = predecessor?.durableLSN ?? header.firstLSN - 1
         state = WriterState(
             nextLSN: header.firstLSN, writtenLSN: header.firstLSN - 1, issuedLSN: header.firstLSN - 1, durableLSN: durable)
         state.predecessor = predecessor
-        state.allocatedEnd = max(min(options.preallocationChunk, Self.initialPreallocation), Int64(LogFormat.fileHeaderSize))
+        state.writeOffset = Int64(header.size)
+        state.allocatedEnd = max(min(options.preallocationChunk, Self.initialPreallocation), Int64(header.size))
         startBackgroundSync()
     }
 
@@ -262,14 +279,15 @@ public struct PreparedLog: Sendable {
     let file: any StoredFile
     let generation: UInt64
     let options: LogWriterOptions
+    let cipher: (any PayloadCipher)?
 
     /// Creates the file, preallocates it, and syncs it and (unless
     /// `syncingDirectory` is false, for a file renamed into place later)
-    /// its directory entry.
+    /// its directory entry. With `cipher`, the log will be encrypted.
     /// - Throws: ``StorageError`` (`.exists` when the file is already there).
     public init(
         fileSystem: any FileSystem, path: String, generation: UInt64, options: LogWriterOptions,
-        syncingDirectory: Bool = true
+        syncingDirectory: Bool = true, cipher: (any PayloadCipher)? = nil
     ) throws {
         file = try fileSystem.openFile(at: path, mode: .createNew)
         do {
@@ -284,6 +302,7 @@ public struct PreparedLog: Sendable {
         }
         self.generation = generation
         self.options = options
+        self.cipher = cipher
     }
 
     /// Writes the header (not synced: the writer's first sync covers it) and
@@ -291,9 +310,10 @@ public struct PreparedLog: Sendable {
     /// Cheap: one write to the page cache. `path` names the log in errors
     /// when it will be renamed (default: where it was created).
     public func start(firstLSN: UInt64, predecessor: LogWriter?, naming path: String? = nil) throws -> LogWriter {
-        let header = LogFileHeader(generation: generation, firstLSN: firstLSN)
+        let header = LogFileHeader(generation: generation, firstLSN: firstLSN, encryption: cipher?.encryption)
         try file.write(header.encoded(), at: 0)
-        return LogWriter(file: file, path: path ?? file.path, header: header, options: options, predecessor: predecessor)
+        return LogWriter(
+            file: file, path: path ?? file.path, header: header, options: options, predecessor: predecessor, cipher: cipher)
     }
 
     /// Closes the file without using it.

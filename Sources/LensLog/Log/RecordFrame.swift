@@ -29,23 +29,59 @@ enum RecordFrame {
         return CRC32C.checksum(salt)
     }
 
-    /// Appends one frame to `buffer`. `stored` is the payload as it goes to disk
-    /// (already compressed when `flags` contains `.lz4`).
+    /// Appends one frame to `buffer`. `stored` is the payload as a plain log
+    /// stores it (already compressed when `flags` contains `.lz4`); with
+    /// `sealing`, the frame holds its envelope instead and has ``RecordFlags/sealed``.
+    /// The checksum covers what is on disk, so a torn or damaged frame is
+    /// found without the key.
     static func append(
         to buffer: inout [UInt8], stored: [UInt8], type: RecordType, flags: RecordFlags,
-        lsn: UInt64, syncedLSN: UInt64, seed: UInt32
+        lsn: UInt64, syncedLSN: UInt64, seed: UInt32, sealing: Sealing? = nil
     ) {
         let start = buffer.count
-        buffer.appendLittleEndian(UInt32(stored.count))
+        let length = stored.count + (sealing == nil ? 0 : EncryptionFormat.envelopeOverhead)
+        buffer.appendLittleEndian(UInt32(length))
         buffer.append(type.rawValue)
-        buffer.append(flags.rawValue)
+        buffer.append(sealing == nil ? flags.rawValue : flags.union(.sealed).rawValue)
         buffer.appendLittleEndian(UInt16(0))
         buffer.appendLittleEndian(lsn)
         buffer.appendLittleEndian(syncedLSN)
-        var crc = buffer.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[start...]), continuing: seed) }
-        crc = CRC32C.checksum(stored, continuing: crc)
-        buffer.appendLittleEndian(crc)
-        buffer.append(contentsOf: stored)
+        buffer.appendLittleEndian(UInt32(0))
+        if let sealing {
+            let associatedData = buffer.withUnsafeBytes {
+                Envelope.recordAssociatedData(generation: sealing.generation, frameHeader: UnsafeRawBufferPointer(rebasing: $0[start...]))
+            }
+            stored.withUnsafeBytes {
+                Envelope.seal($0, cipher: sealing.cipher, nonce: sealing.nonce, associatedData: associatedData, appendingTo: &buffer)
+            }
+        } else {
+            buffer.append(contentsOf: stored)
+        }
+        let crc = buffer.withUnsafeBytes { raw in
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(start + LogFormat.frameHeaderSize)...]),
+                            continuing: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[start..<(start + 24)]), continuing: seed))
+        }
+        for index in 0..<4 { buffer[start + 24 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
+    }
+
+    /// What reading a verified frame's payload gave.
+    enum Payload {
+        case payload([UInt8])
+        /// Why it is not a payload: it did not decompress or authenticate.
+        case damaged(DamageReason)
+    }
+
+    /// How one frame is sealed: the log's cipher and generation, and the nonce it takes.
+    struct Sealing {
+        var cipher: any PayloadCipher
+        var generation: UInt64
+        var nonce: (salt: UInt64, counter: UInt32)
+    }
+
+    /// How the frames of one encrypted log are opened.
+    struct Opening: Sendable {
+        var cipher: any PayloadCipher
+        var generation: UInt64
     }
 
     /// What lies at an offset.
@@ -82,7 +118,7 @@ enum RecordFrame {
             && bytes[offset..<(offset + LogFormat.frameHeaderSize)].allSatisfy({ $0 == 0 }) {
             return .zeros
         }
-        guard length <= LogFormat.maxPayloadSize else { return .damage(.lengthTooLarge) }
+        guard length <= LogFormat.maxStoredSize else { return .damage(.lengthTooLarge) }
         guard length <= remaining - LogFormat.frameHeaderSize else { return .damage(.truncatedPayload) }
         let covered = UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + 24)])
         let payloadStart = offset + LogFormat.frameHeaderSize
@@ -102,21 +138,43 @@ enum RecordFrame {
         return nil
     }
 
-    /// The payload of a verified, supported frame, decompressed; nil when a
-    /// compressed payload is malformed. The declared size is checked against
-    /// the format's cap and LZ4's maximum ratio before anything is allocated.
-    static func payload(of header: Header, in bytes: UnsafeRawBufferPointer, at offset: Int) -> [UInt8]? {
+    /// The payload of a verified, supported frame: opened when the log is
+    /// encrypted (`opening`), then decompressed. A frame that is sealed in
+    /// a plain log, or not sealed in an encrypted one, or whose envelope
+    /// does not authenticate, is `.authenticationFailed`; a compressed
+    /// payload that is malformed, `.decompressionFailed`. The declared size
+    /// is checked against the format's cap and LZ4's maximum ratio before
+    /// anything is allocated.
+    static func payload(
+        of header: Header, in bytes: UnsafeRawBufferPointer, at offset: Int, opening: Opening?
+    ) -> RecordFrame.Payload {
         let start = offset + LogFormat.frameHeaderSize
         let stored = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + header.length)])
-        guard header.flags.contains(.lz4) else { return Array(stored) }
+        guard header.flags.contains(.sealed) == (opening != nil) else { return .damaged(.authenticationFailed) }
+        guard let opening else { return unstored(stored, flags: header.flags) }
+        let associatedData = Envelope.recordAssociatedData(
+            generation: opening.generation, frameHeader: UnsafeRawBufferPointer(rebasing: bytes[offset..<start]))
+        guard let plaintext = Envelope.open(stored, cipher: opening.cipher, associatedData: associatedData) else {
+            return .damaged(.authenticationFailed)
+        }
+        return plaintext.withUnsafeBytes { unstored($0, flags: header.flags) }
+    }
+
+    /// The payload of what a plain frame stores (or a sealed one sealed):
+    /// itself, or decompressed.
+    private static func unstored(_ stored: UnsafeRawBufferPointer, flags: RecordFlags) -> RecordFrame.Payload {
+        guard flags.contains(.lz4) else {
+            guard stored.count <= LogFormat.maxPayloadSize else { return .damaged(.lengthTooLarge) }
+            return .payload(Array(stored))
+        }
         let prefix = LogFormat.compressedPrefixSize
-        guard stored.count > prefix else { return nil }
+        guard stored.count > prefix else { return .damaged(.decompressionFailed) }
         let declared = Int(stored.littleEndian(at: 0, as: UInt32.self))
         let block = UnsafeRawBufferPointer(rebasing: stored[prefix...])
-        guard declared <= LogFormat.maxPayloadSize, declared <= block.count * LogFormat.maxCompressionRatio + 16 else {
-            return nil
-        }
-        return LZ4.decompress(block, decompressedCount: declared)
+        guard declared <= LogFormat.maxPayloadSize, declared <= block.count * LogFormat.maxCompressionRatio + 16,
+              let payload = LZ4.decompress(block, decompressedCount: declared)
+        else { return .damaged(.decompressionFailed) }
+        return .payload(payload)
     }
 
     /// The stored form of `payload`: LZ4-compressed with its length prefix when

@@ -13,12 +13,18 @@ extension LogChain {
             do {
                 let snapshot = try SnapshotFile(fileSystem: directory.fileSystem, path: candidate.path)
                 guard listing.logs.contains(where: { $0.generation == snapshot.generation }) else {
+                    // Also what a key change leaves when it stops before its
+                    // log is in place: the snapshot under the new key is not
+                    // in effect yet, and the store reads with the old key.
                     report.damagedSnapshots.append(DamagedFile(
                         path: candidate.path, movedTo: nil,
-                        problem: "valid, but its log is gone: a newer snapshot replaced it"))
+                        problem: "valid, but its log is gone: a newer snapshot replaced it, or its compaction never finished"))
                     continue
                 }
-                try load(snapshot)
+                // The snapshot in effect says which key the store needs: a
+                // key that does not fit is the caller's mistake, never damage.
+                try EncryptionError.check(snapshot.encryption, against: cipher, file: candidate.path)
+                try load(snapshot.keyed(by: cipher))
                 let summary = SnapshotSummary(
                     path: candidate.path, generation: snapshot.generation, lastLSN: snapshot.lastLSN, size: snapshot.size)
                 report.snapshot = summary

@@ -10,30 +10,45 @@ public struct LogChain {
     /// when there is none. Every record through its LSN was durable, so a
     /// chain that ends sooner lost them (``RecoveryError/lostAfterCleanClose(file:offset:firstLostLSN:closedLSN:reason:)``).
     public var cleanClose: CleanClose?
+    /// The store's key; nil for a plain store. Every file the chain reads —
+    /// the snapshot it starts from and each log it replays — must fit it
+    /// (``EncryptionError``), so a store is read under one key or none,
+    /// never half. Files it does not read (older snapshots, logs a
+    /// snapshot covers or a later log supersedes) are not asked.
+    public var cipher: (any PayloadCipher)?
 
     /// The bytes each log reader holds at once (``LogReader/defaultWindowSize``).
     let windowSize: Int
 
-    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, cleanClose: CleanClose? = nil) {
+    public init(
+        directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, cleanClose: CleanClose? = nil,
+        cipher: (any PayloadCipher)? = nil
+    ) {
         self.init(directory: directory, policy: policy, setAsideDamaged: setAsideDamaged, windowSize: LogReader.defaultWindowSize)
         self.cleanClose = cleanClose
+        self.cipher = cipher
     }
 
-    /// As ``init(directory:policy:setAsideDamaged:)``, reading logs through
+    /// As ``init(directory:policy:setAsideDamaged:cleanClose:cipher:)``, reading logs through
     /// windows of `windowSize` bytes: tests make it small.
     @_spi(Testing)
-    public init(directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, windowSize: Int) {
+    public init(
+        directory: StoreDirectory, policy: RecoveryPolicy, setAsideDamaged: Bool, windowSize: Int, cipher: (any PayloadCipher)? = nil
+    ) {
         self.directory = directory
         self.policy = policy
         self.setAsideDamaged = setAsideDamaged
         self.windowSize = windowSize
+        self.cipher = cipher
     }
 
     /// Loads the newest usable snapshot through `loadSnapshot` (which must
     /// replace any state a failed earlier attempt built), then passes every
     /// record after it to `apply`, in LSN order.
     ///
-    /// - Throws: ``LogError`` (strict corruption, bad header of a synced log),
+    /// - Throws: ``LogError`` (strict corruption, bad header of a synced log,
+    ///   ``LogError/encryption(_:)`` for a log the key does not fit),
+    ///   ``EncryptionError`` for a snapshot it does not fit,
     ///   ``RecoveryError``, ``StorageError``, or what the closures throw.
     public func recover(
         listing: StoreDirectory.Listing,
@@ -154,12 +169,18 @@ public struct LogChain {
         let closeProves = expected <= durableThrough
         let reader: LogReader
         do {
-            reader = try LogReader(file: file, path: log.path, policy: policy, windowSize: windowSize)
+            reader = try LogReader(file: file, path: log.path, policy: policy, windowSize: windowSize, cipher: cipher)
+        } catch LogError.encryption(let error) {
+            // A header that verifies and names another key (or none) is not
+            // damage: nothing is cut or set aside for it.
+            throw LogError.encryption(error)
         } catch let error as LogError {
             // A log's header becomes durable with its first sync, so a bad
             // header with no record vouching for it is a log cut while new.
-            let assumed = LogFileHeader(generation: log.generation, firstLSN: expected)
-            let salvaged = try LogReader(file: file, path: log.path, policy: policy, assumedHeader: assumed, windowSize: windowSize)
+            // Its records are judged as the chain's key would seal them.
+            let assumed = LogFileHeader(generation: log.generation, firstLSN: expected, encryption: cipher?.encryption)
+            let salvaged = try LogReader(
+                file: file, path: log.path, policy: policy, assumedHeader: assumed, windowSize: windowSize, cipher: cipher)
             guard try closeProves || Self.unwrappingReads({ () throws(LogError) in try salvaged.vouches(for: expected) }) else {
                 // Counted in the file as it is, without the assumed header.
                 let nonZero = try LogReader.nonZeroByteCount(file: file, path: log.path, windowSize: windowSize)
@@ -191,7 +212,7 @@ public struct LogChain {
     public func firstLSN(of path: String) throws -> UInt64? {
         let file = try directory.fileSystem.openFile(at: path, mode: .readOnly)
         defer { file.close() }
-        let head = try file.read(at: 0, count: LogFormat.fileHeaderSize)
+        let head = try file.read(at: 0, count: LogFormat.maxFileHeaderSize)
         // A header that does not verify starts nothing: its log is judged by openReader.
         return try? head.withUnsafeBytes { try LogFileHeader(decoding: $0, file: path) }.firstLSN
     }

@@ -1,21 +1,37 @@
-// The numbers of snapshot format v2. The article "Snapshot format"
+// The numbers of snapshot format v4. The article "Snapshot format"
 // (Sources/LensDB/LensDB.docc/SnapshotFormat.md) is the spec. Everything here
 // is stored on disk — never renumber.
 
-/// Constants of the snapshot file format, version 2.
+/// Constants of the snapshot file format, version 4.
 ///
 /// Versions: 1, the first; 2 adds items 4 and 5 (table and root encodings)
 /// and changes nothing else. A v2 reader reads v1 files, whose tables have
 /// no recorded encoding; items 4 and 5 are malformed in a v1 file.
+/// Version 3 is reserved for new item kinds. Version 4 adds encryption, as
+/// an envelope around chunks that leaves the item stream as it is: a longer
+/// header naming the cipher and key id, and the chunk flags
+/// ``ChunkFlags/sealed`` and ``ChunkFlags/final``. A plain snapshot is
+/// still written at ``plainVersion``; only an encrypted one is v4.
 public enum SnapshotFormat {
     /// "LENSSNAP": the first 8 bytes of every snapshot.
     public static let magic: [UInt8] = Array("LENSSNAP".utf8)
     /// "SNAPEND" and a zero byte: the first 8 bytes of the trailer.
     public static let trailerMagic: [UInt8] = [0x53, 0x4E, 0x41, 0x50, 0x45, 0x4E, 0x44, 0x00]
-    public static let version: UInt32 = 2
+    /// The newest version this code reads, and the one it writes for an
+    /// encrypted snapshot.
+    public static let version: UInt32 = 4
+    /// The version a plain snapshot is written with.
+    public static let plainVersion: UInt32 = 2
+    /// The first version whose header carries a cipher and key id.
+    public static let firstEncryptedVersion: UInt32 = 4
 
-    /// magic(8) version(4) reserved(4) generation(8) lastLSN(8) crc(4).
+    /// Header of versions 1–3: magic(8) version(4) reserved(4) generation(8) lastLSN(8) crc(4).
     public static let headerSize = 36
+    /// Header of version 4: magic(8) version(4) cipher(1) reserved(3)
+    /// generation(8) lastLSN(8) keyID(8) crc(4).
+    public static let encryptedHeaderSize = 44
+    /// The longest header of any version.
+    public static let maxHeaderSize = encryptedHeaderSize
     /// storedLength(4) rawLength(4) flags(1) reserved(3) crc(4).
     public static let chunkHeaderSize = 16
     /// magic(8) chunkCount(8) itemCount(8) fileCRC(4).
@@ -45,8 +61,17 @@ public enum SnapshotItemKind: UInt8, Sendable {
 public struct ChunkFlags: OptionSet, Sendable {
     public let rawValue: UInt8
     public init(rawValue: UInt8) { self.rawValue = rawValue }
-    /// The stored bytes are one LZ4 block expanding to `rawLength`.
+    /// The stored bytes are one LZ4 block expanding to `rawLength` (with
+    /// ``sealed``: the envelope holds that block; compression comes first).
     public static let lz4 = ChunkFlags(rawValue: 1)
+    /// Since v4: the stored bytes are an envelope, `keyID nonce ciphertext
+    /// tag` (``EncryptionFormat``). Set on every chunk of an encrypted
+    /// snapshot and on none of a plain one.
+    public static let sealed = ChunkFlags(rawValue: 1 << 1)
+    /// Since v4, encrypted snapshots only: the last chunk. Authenticated
+    /// with the chunk, so a snapshot cut at a chunk boundary, its trailer
+    /// and checksum rewritten, does not read as whole.
+    public static let final = ChunkFlags(rawValue: 1 << 2)
 }
 
 /// One item of a snapshot.
@@ -72,6 +97,13 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     case checksumMismatch(file: String)
     /// A chunk or item is malformed at `offset` (a chunk's file offset).
     case badChunk(file: String, offset: Int64)
+    /// A chunk of an encrypted snapshot verifies its checksum but not its
+    /// tag: it was changed, moved, or the snapshot cut (`offset`: the
+    /// chunk's file offset). The store's key was right: a wrong key is an
+    /// ``EncryptionError``, found from the header before any chunk is read.
+    case authenticationFailed(file: String, offset: Int64)
+    /// The header names a cipher this version does not know: a newer LensDB wrote it.
+    case unsupportedCipher(file: String, cipher: UInt8)
     /// The trailer's counts disagree with the body.
     case countMismatch(file: String)
     /// An item verifies but makes no sense: an entry of a table never
@@ -88,6 +120,10 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .badTrailer(file): "\(file): the snapshot trailer is missing or damaged"
         case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
         case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"
+        case let .authenticationFailed(file, offset):
+            "\(file): the snapshot chunk at offset \(offset) does not authenticate under the store's key: it was changed or moved; run `logtool verify`"
+        case let .unsupportedCipher(file, cipher):
+            "\(file): encrypted with cipher \(cipher), which this LensDB does not know; use a newer LensDB"
         case let .countMismatch(file): "\(file): the snapshot's item counts disagree with its trailer"
         case let .malformedItem(file, reason): "\(file): a snapshot item makes no sense (\(reason)); run `logtool verify`"
         }

@@ -1,9 +1,15 @@
 /// A snapshot file, validated whole before any item is trusted.
 ///
 /// Validation order: size, header magic → version → checksum, trailer magic,
-/// whole-file checksum; then each chunk's checksum and each item's bounds as
-/// the items are read. A bad snapshot is never partly applied: callers read
-/// all items into fresh state and discard it on a throw.
+/// whole-file checksum; then each chunk's checksum (and, encrypted, its tag)
+/// and each item's bounds as the items are read. A bad snapshot is never
+/// partly applied: callers read all items into fresh state and discard it
+/// on a throw.
+///
+/// Everything but the items can be judged without the key: an encrypted
+/// snapshot validates here and says which key it needs (``encryption``);
+/// ``forEachItem(_:)`` opens its chunks with the key it was given
+/// (``keyed(by:)``).
 public struct SnapshotFile: Sendable {
     public let path: String
     /// The format version the file was written with.
@@ -11,109 +17,158 @@ public struct SnapshotFile: Sendable {
     public let generation: UInt64
     /// The last LSN whose effects the snapshot holds.
     public let lastLSN: UInt64
+    /// The cipher and key its chunks are sealed with; nil when plain.
+    public let encryption: FileEncryption?
     public let chunkCount: UInt64
     public let itemCount: UInt64
     public let size: Int64
+    /// The key ``forEachItem(_:)`` opens chunks with; nil for a plain store.
+    public private(set) var cipher: (any PayloadCipher)?
+    private let headerSize: Int
     private let bytes: [UInt8]
 
-    /// Reads and validates the file at `path`.
+    /// Reads and validates the file at `path`; `cipher` is the key its
+    /// items are read with (``keyed(by:)``).
     /// - Throws: ``StorageError`` or ``SnapshotError``.
-    public init(fileSystem: any FileSystem, path: String) throws {
+    public init(fileSystem: any FileSystem, path: String, cipher: (any PayloadCipher)? = nil) throws {
         let file = try fileSystem.openFile(at: path, mode: .readOnly)
         defer { file.close() }
-        try self.init(bytes: file.readAll(), path: path)
+        try self.init(bytes: file.readAll(), path: path, cipher: cipher)
     }
 
-    public init(bytes: [UInt8], path: String) throws(SnapshotError) {
+    /// Validates a snapshot held in memory; `path` names it in errors.
+    public init(bytes: [UInt8], path: String, cipher: (any PayloadCipher)? = nil) throws(SnapshotError) {
         self.path = path
+        self.cipher = cipher
         self.bytes = bytes
         size = Int64(bytes.count)
-        let header = SnapshotFormat.headerSize, trailer = SnapshotFormat.trailerSize
-        let magic = SnapshotFormat.magic
-        guard bytes.prefix(magic.count).elementsEqual(magic.prefix(min(bytes.count, magic.count))) else {
-            throw .badMagic(file: path)
-        }
-        guard bytes.count >= header + trailer else { throw .truncated(file: path, size: size) }
-        let version: UInt32 = bytes.littleEndian(at: 8)
-        guard version >= 1, version <= SnapshotFormat.version else { throw .unsupportedVersion(file: path, version: version) }
-        guard bytes.littleEndian(at: 32, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<32])),
-              bytes.littleEndian(at: 12, as: UInt32.self) == 0 else { throw .badHeader(file: path) }
+        let trailer = SnapshotFormat.trailerSize
+        let header = try SnapshotHeader(decoding: bytes, path: path)
+        guard bytes.count >= header.size + trailer else { throw .truncated(file: path, size: size) }
         let trailerStart = bytes.count - trailer
         guard bytes[trailerStart..<(trailerStart + 8)].elementsEqual(SnapshotFormat.trailerMagic) else {
             throw .badTrailer(file: path)
         }
         let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[..<(bytes.count - 4)])) }
         guard crc == bytes.littleEndian(at: bytes.count - 4, as: UInt32.self) else { throw .checksumMismatch(file: path) }
-        self.version = version
-        generation = bytes.littleEndian(at: 16)
-        lastLSN = bytes.littleEndian(at: 24)
+        version = header.version
+        generation = header.generation
+        lastLSN = header.lastLSN
+        encryption = header.encryption
+        headerSize = header.size
         chunkCount = bytes.littleEndian(at: trailerStart + 8)
         itemCount = bytes.littleEndian(at: trailerStart + 16)
     }
 
     /// The last LSN a snapshot's header names, when the header verifies
     /// (magic, version, checksum): enough to know which LSNs a snapshot
-    /// that is in place holds, without reading the rest of it.
+    /// that is in place holds, without reading the rest of it or having its key.
     public static func lastLSN(inHeader bytes: [UInt8]) -> UInt64? {
-        guard bytes.count >= SnapshotFormat.headerSize, bytes.prefix(8).elementsEqual(SnapshotFormat.magic) else { return nil }
-        let version: UInt32 = bytes.littleEndian(at: 8)
-        guard version >= 1, version <= SnapshotFormat.version,
-              bytes.littleEndian(at: 32, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<32])),
-              bytes.littleEndian(at: 12, as: UInt32.self) == 0 else { return nil }
-        return bytes.littleEndian(at: 24)
+        (try? SnapshotHeader(decoding: bytes, path: ""))?.lastLSN
     }
 
-    /// Calls `body` with every item in order.
-    /// - Throws: ``SnapshotError`` for a malformed chunk or item, or what `body` throws.
+    /// The same snapshot, its items read with `cipher` (nil: as a plain
+    /// snapshot). ``LogChain`` hands the snapshot it chose to its caller
+    /// keyed by the chain's key.
+    public func keyed(by cipher: (any PayloadCipher)?) -> SnapshotFile {
+        var keyed = self
+        keyed.cipher = cipher
+        return keyed
+    }
+
+    /// Calls `body` with every item in order, opening each chunk with
+    /// ``cipher`` when the snapshot is encrypted.
+    /// - Throws: ``EncryptionError`` when ``cipher`` does not fit the
+    ///   header (none for an encrypted snapshot, one for a plain one, another
+    ///   key), before any chunk is read; ``SnapshotError`` for a malformed
+    ///   chunk or item or a chunk that does not authenticate; or what `body` throws.
     public func forEachItem(_ body: (SnapshotItem) throws -> Void) throws {
-        var offset = SnapshotFormat.headerSize
+        try EncryptionError.check(encryption, against: cipher, file: path)
+        var offset = headerSize
         let end = bytes.count - SnapshotFormat.trailerSize
         var chunks: UInt64 = 0, items: UInt64 = 0
         while offset < end {
-            let raw = try chunk(at: offset, end: end)
+            let opening = cipher.map { ChunkOpening(cipher: $0, generation: generation, lastLSN: lastLSN, index: chunks) }
+            let (raw, size, flags) = try Self.readChunk(bytes, at: offset, end: end, path: path, opening: opening)
+            // Only the last chunk of an encrypted snapshot says it is the last.
+            if cipher != nil, flags.contains(.final) != (offset + size == end) {
+                throw SnapshotError.authenticationFailed(file: path, offset: Int64(offset))
+            }
             var cursor = ByteCursor(raw)
             while !cursor.isAtEnd {
                 guard let item = Self.item(&cursor, version: version) else { throw SnapshotError.badChunk(file: path, offset: Int64(offset)) }
                 try body(item)
                 items += 1
             }
-            offset += SnapshotFormat.chunkHeaderSize + Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            offset += size
             chunks += 1
         }
         guard chunks == chunkCount, items == itemCount else { throw SnapshotError.countMismatch(file: path) }
     }
 
-    /// The decompressed bytes of the chunk at `offset`.
-    private func chunk(at offset: Int, end: Int) throws(SnapshotError) -> [UInt8] {
-        try Self.readChunk(bytes, at: offset, end: end, path: path).raw
+    /// What opens the chunks of an encrypted snapshot: the cipher, the
+    /// header fields the associated data binds, and the chunk's index (nil
+    /// in salvage, which takes it from the chunk's nonce).
+    struct ChunkOpening {
+        var cipher: any PayloadCipher
+        var generation: UInt64
+        var lastLSN: UInt64
+        var index: UInt64?
     }
 
-    /// The decompressed bytes of the chunk at `offset` and its size on disk.
-    static func readChunk(_ bytes: [UInt8], at offset: Int, end: Int, path: String) throws(SnapshotError) -> (raw: [UInt8], size: Int) {
+    /// The decompressed (and, with `opening`, opened) bytes of the chunk at
+    /// `offset`, its size on disk and its flags.
+    static func readChunk(
+        _ bytes: [UInt8], at offset: Int, end: Int, path: String, opening: ChunkOpening?
+    ) throws(SnapshotError) -> (raw: [UInt8], size: Int, flags: ChunkFlags) {
         let bad = SnapshotError.badChunk(file: path, offset: Int64(offset))
         guard end - offset >= SnapshotFormat.chunkHeaderSize else { throw bad }
         let stored = Int(bytes.littleEndian(at: offset, as: UInt32.self))
         let raw = Int(bytes.littleEndian(at: offset + 4, as: UInt32.self))
         let flags = ChunkFlags(rawValue: bytes[offset + 8])
         let start = offset + SnapshotFormat.chunkHeaderSize
+        let allowed: ChunkFlags = opening == nil ? .lz4 : [.lz4, .sealed, .final]
         guard stored <= end - start, raw <= SnapshotFormat.maxChunkSize,
-              flags.isSubset(of: .lz4), bytes[(offset + 9)..<(offset + 12)].allSatisfy({ $0 == 0 }) else { throw bad }
+              flags.isSubset(of: allowed), bytes[(offset + 9)..<(offset + 12)].allSatisfy({ $0 == 0 }) else { throw bad }
         let crc = bytes.withUnsafeBytes { all in
             CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[start..<(start + stored)]),
                             continuing: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: all[offset..<(offset + 12)])))
         }
         guard crc == bytes.littleEndian(at: offset + 12, as: UInt32.self) else { throw bad }
         let size = SnapshotFormat.chunkHeaderSize + stored
-        guard flags.contains(.lz4) else {
-            guard raw == stored else { throw bad }
-            return (Array(bytes[start..<(start + stored)]), size)
+        var contents = Array(bytes[start..<(start + stored)])
+        if let opening {
+            guard flags.contains(.sealed) else { throw .authenticationFailed(file: path, offset: Int64(offset)) }
+            contents = try open(contents, chunkHeader: bytes[offset..<start], opening, path: path, offset: offset)
         }
-        guard raw <= stored * LogFormat.maxCompressionRatio + 16,
-              let decompressed = bytes.withUnsafeBytes({
-                  LZ4.decompress(UnsafeRawBufferPointer(rebasing: $0[start..<(start + stored)]), decompressedCount: raw)
-              })
+        return (try unstored(contents, raw: raw, flags: flags, bad: bad), size, flags)
+    }
+
+    /// The plaintext of a sealed chunk.
+    private static func open(
+        _ envelope: [UInt8], chunkHeader: ArraySlice<UInt8>, _ opening: ChunkOpening, path: String, offset: Int
+    ) throws(SnapshotError) -> [UInt8] {
+        let opened = envelope.withUnsafeBytes { sealed -> [UInt8]? in
+            guard let index = opening.index ?? Envelope.nonceCounter(of: sealed).map(UInt64.init) else { return nil }
+            let associatedData = Array(chunkHeader).withUnsafeBytes {
+                Envelope.chunkAssociatedData(generation: opening.generation, lastLSN: opening.lastLSN, index: index, chunkHeader: $0)
+            }
+            return Envelope.open(sealed, cipher: opening.cipher, associatedData: associatedData)
+        }
+        guard let opened else { throw .authenticationFailed(file: path, offset: Int64(offset)) }
+        return opened
+    }
+
+    /// The item bytes of what a chunk stores: itself, or its LZ4 block expanded.
+    private static func unstored(_ stored: [UInt8], raw: Int, flags: ChunkFlags, bad: SnapshotError) throws(SnapshotError) -> [UInt8] {
+        guard flags.contains(.lz4) else {
+            guard raw == stored.count else { throw bad }
+            return stored
+        }
+        guard raw <= stored.count * LogFormat.maxCompressionRatio + 16,
+              let decompressed = stored.withUnsafeBytes({ LZ4.decompress($0, decompressedCount: raw) })
         else { throw bad }
-        return (decompressed, size)
+        return decompressed
     }
 
     /// The next item; nil when malformed, or of a kind `version` does not have.

@@ -17,21 +17,24 @@ extension SnapshotFile {
     ///
     /// The header must verify (it says which LSN the state is as of); the
     /// trailer need not. After a bad chunk, the next one is found by trying
-    /// each offset for a chunk header whose checksum verifies.
-    /// - Throws: ``SnapshotError`` when the header does not verify.
-    public static func salvage(bytes: [UInt8], path: String) throws(SnapshotError) -> SalvagedSnapshot {
-        let headerSize = SnapshotFormat.headerSize
-        guard bytes.count >= headerSize, bytes.prefix(8).elementsEqual(SnapshotFormat.magic) else { throw .badMagic(file: path) }
-        let version: UInt32 = bytes.littleEndian(at: 8)
-        guard version >= 1, version <= SnapshotFormat.version else { throw .unsupportedVersion(file: path, version: version) }
-        guard bytes.littleEndian(at: 32, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<32])) else { throw .badHeader(file: path) }
-        var salvaged = SalvagedSnapshot(generation: bytes.littleEndian(at: 16), lastLSN: bytes.littleEndian(at: 24))
+    /// each offset for a chunk header whose checksum verifies. In an
+    /// encrypted snapshot a chunk must also authenticate, at the index its
+    /// nonce names (damage hides how many chunks came before it).
+    /// - Throws: ``SnapshotError`` when the header does not verify;
+    ///   ``EncryptionError`` when `cipher` does not fit it.
+    public static func salvage(bytes: [UInt8], path: String, cipher: (any PayloadCipher)? = nil) throws -> SalvagedSnapshot {
+        let header = try SnapshotHeader(decoding: bytes, path: path)
+        try EncryptionError.check(header.encryption, against: cipher, file: path)
+        let version = header.version
+        var salvaged = SalvagedSnapshot(generation: header.generation, lastLSN: header.lastLSN)
+        let opening = cipher.map { ChunkOpening(cipher: $0, generation: header.generation, lastLSN: header.lastLSN, index: nil) }
         let end = bytes.count
-        var offset = headerSize
+        var offset = header.size
         var damageStart: Int?
         var tables: Set<UInt64> = []
         while offset + SnapshotFormat.chunkHeaderSize <= end {
-            guard let (raw, size) = try? readChunk(bytes, at: offset, end: end, path: path) else {
+            // A chunk that does not verify or authenticate is damage to step over.
+            guard let (raw, size, _) = try? readChunk(bytes, at: offset, end: end, path: path, opening: opening) else {
                 if damageStart == nil { damageStart = offset }
                 offset += 1
                 continue

@@ -1,6 +1,10 @@
 /// Writes one snapshot file as a stream of items packed into checksummed,
 /// LZ4-compressed chunks, so a snapshot of any size is written in bounded memory.
 ///
+/// With a cipher, every chunk is compressed, then sealed in an envelope
+/// (``EncryptionFormat``) under a nonce salt of this writer's own, its
+/// counter the chunk's index; the last chunk carries ``ChunkFlags/final``.
+///
 /// The file is written where asked (a temporary name); publishing it — sync,
 /// rename, directory sync — is the caller's step, because that order is what
 /// makes compaction atomic. Not thread-safe: one writer, one thread.
@@ -16,6 +20,9 @@ public final class SnapshotWriter {
     public let path: String
     private let file: any StoredFile
     private let compression: Bool
+    private let header: SnapshotHeader
+    private let cipher: (any PayloadCipher)?
+    private var nonces = NonceSequence()
     private var chunk: [UInt8] = []
     private var offset: Int64 = 0
     private var fileCRC: UInt32 = 0
@@ -31,20 +38,26 @@ public final class SnapshotWriter {
     /// Bytes written between two syncs.
     public static let syncInterval: Int64 = 1 << 20
 
-    /// Creates (or replaces) the file at `path` and writes the header.
+    /// Creates (or replaces) the file at `path` and writes the header: a
+    /// v4 header naming the cipher with `cipher`, else a plain one.
     /// - Throws: ``StorageError``.
-    public init(fileSystem: any FileSystem, path: String, generation: UInt64, lastLSN: UInt64, compression: Bool = true) throws {
+    public init(
+        fileSystem: any FileSystem, path: String, generation: UInt64, lastLSN: UInt64, compression: Bool = true,
+        cipher: (any PayloadCipher)? = nil
+    ) throws {
         self.path = path
         self.compression = compression
+        self.cipher = cipher
+        header = SnapshotHeader(generation: generation, lastLSN: lastLSN, encryption: cipher?.encryption)
         if fileSystem.fileExists(at: path) { try fileSystem.removeFile(at: path) }
         file = try fileSystem.openFile(at: path, mode: .createNew)
-        var header = SnapshotFormat.magic
-        header.appendLittleEndian(SnapshotFormat.version)
-        header.appendLittleEndian(UInt32(0))
-        header.appendLittleEndian(generation)
-        header.appendLittleEndian(lastLSN)
-        header.appendLittleEndian(CRC32C.checksum(header))
-        try emit(header)
+        try emit(header.encoded())
+    }
+
+    /// Chooses the nonce salt: for the format's worked examples only.
+    @_spi(Testing)
+    public func useNonces(_ nonces: NonceSequence) {
+        self.nonces = nonces
     }
 
     deinit { file.close() }
@@ -93,7 +106,9 @@ public final class SnapshotWriter {
     /// not be published.
     @discardableResult
     public func finish() throws -> Int64 {
-        try flushChunk()
+        // An encrypted snapshot always ends with a chunk marked final, if
+        // need be an empty one: its tag is what says nothing was cut after it.
+        try flushChunk(final: true)
         var trailer = SnapshotFormat.trailerMagic
         trailer.appendLittleEndian(chunkCount)
         trailer.appendLittleEndian(itemCount)
@@ -111,18 +126,36 @@ public final class SnapshotWriter {
     }
 
     /// Chunks end at item boundaries, so each decodes alone and damage stays local.
-    private func flushChunk() throws {
-        guard !chunk.isEmpty else { return }
-        let compressed = compression ? chunk.withUnsafeBytes { LZ4.compress($0) } : nil
+    private func flushChunk(final: Bool = false) throws {
+        guard !chunk.isEmpty || (final && cipher != nil) else { return }
+        let compressed = compression && !chunk.isEmpty ? chunk.withUnsafeBytes { LZ4.compress($0) } : nil
         let stored = compressed ?? chunk
+        var flags: ChunkFlags = compressed == nil ? [] : .lz4
+        if cipher != nil { flags.formUnion(final ? [.sealed, .final] : .sealed) }
         var frame: [UInt8] = []
-        frame.reserveCapacity(SnapshotFormat.chunkHeaderSize + stored.count)
-        frame.appendLittleEndian(UInt32(stored.count))
+        frame.reserveCapacity(SnapshotFormat.chunkHeaderSize + stored.count + EncryptionFormat.envelopeOverhead)
+        let length = stored.count + (cipher == nil ? 0 : EncryptionFormat.envelopeOverhead)
+        frame.appendLittleEndian(UInt32(length))
         frame.appendLittleEndian(UInt32(chunk.count))
-        frame.append(compressed == nil ? 0 : ChunkFlags.lz4.rawValue)
-        frame += [0, 0, 0]
-        frame.appendLittleEndian(CRC32C.checksum(stored, continuing: CRC32C.checksum(frame)))
-        frame += stored
+        frame.append(flags.rawValue)
+        frame += [0, 0, 0, 0, 0, 0, 0]
+        if let cipher {
+            let nonce = nonces.next()
+            precondition(UInt64(nonce.counter) == chunkCount, "a snapshot's nonce counter is its chunk index")
+            let associatedData = frame.withUnsafeBytes {
+                Envelope.chunkAssociatedData(generation: header.generation, lastLSN: header.lastLSN, index: chunkCount, chunkHeader: $0)
+            }
+            stored.withUnsafeBytes {
+                Envelope.seal($0, cipher: cipher, nonce: nonce, associatedData: associatedData, appendingTo: &frame)
+            }
+        } else {
+            frame += stored
+        }
+        let crc = frame.withUnsafeBytes { raw in
+            CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[SnapshotFormat.chunkHeaderSize...]),
+                            continuing: CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[0..<12])))
+        }
+        for index in 0..<4 { frame[12 + index] = UInt8(truncatingIfNeeded: crc >> UInt32(8 * index)) }
         try emit(frame)
         chunkCount += 1
         chunk.removeAll(keepingCapacity: true)

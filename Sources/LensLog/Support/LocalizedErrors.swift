@@ -24,3 +24,4 @@ extension SnapshotError: DescribedError {}
 extension RecoveryError: DescribedError {}
 extension StorageError: DescribedError {}
 extension FollowError: DescribedError {}
+extension EncryptionError: DescribedError {}

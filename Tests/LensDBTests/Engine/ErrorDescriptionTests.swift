@@ -24,7 +24,13 @@ import Testing
         ],
         "StorageError": [StorageError(.noSpace, .write, path: "/s/log-1.log"), StorageError(.locked, .lock, path: "/s", lockHolder: 42)],
         "FollowError": [FollowError.diverged(lsn: 3, file: "/s/log-1.log")],
-        "StoreError": [StoreError.locked(path: "/s", holder: 42), StoreError.closed(path: "/s")],
+        "StoreError": [
+            StoreError.locked(path: "/s", holder: 42), StoreError.closed(path: "/s"),
+            StoreError.wrongEncryptionKey(path: "/s", file: "/s/log-2.log", found: KeyID(rawValue: 0x9c1e), given: KeyID(rawValue: 7)),
+        ],
+        "EncryptionError": [EncryptionError.keyRequired(
+            file: "/s/log-2.log", found: FileEncryption(algorithm: .aes256GCM, keyID: KeyID(rawValue: 0x9c1e)))],
+        "EncryptionKeyError": [EncryptionKeyError.wrongLength(31)],
         "TableError": [
             TableError.undecodable(table: "notes", id: "1", codingPath: "priority", missingField: "priority",
                                    reason: "the field priority is missing", count: 5),
@@ -33,7 +39,7 @@ import Testing
         ],
         "QueryError": [QueryError.negativeLimit(-1)],
         "LensError": [LensError.missingParent(path: "app.protection"), LensError.undecodable(path: "app.theme", reason: "expected String")],
-        "InspectionError": [InspectionError.outputExists(path: "/out.lensdb")],
+        "InspectionError": [InspectionError.outputExists(path: "/out.lensdb"), InspectionError.keyRequired(path: "/s", keyID: KeyID(rawValue: 0x9c1e))],
         "InvariantViolation": [InvariantViolation(description: "published LSN 9 ahead of head 8")],
     ]
 

@@ -8,7 +8,7 @@ import Testing
 /// expect the same records, the same end and the same errors.
 @Suite struct LogReaderWindowTests {
     /// The smallest window a reader takes: a file header and a frame header.
-    static let smallest = LogFormat.fileHeaderSize + LogFormat.frameHeaderSize
+    static let smallest = LogFormat.maxFileHeaderSize + LogFormat.frameHeaderSize
 
     @Test func everyByteFlippedReadsAlikeThroughSmallWindows() throws {
         let (log, _) = LogBytes.golden()

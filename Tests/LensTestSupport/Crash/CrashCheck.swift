@@ -10,6 +10,11 @@ public struct CrashExecution: Sendable {
     public var durable = 0
     /// The error that stopped the run, if one did.
     public var stoppedBy: String?
+    /// The key the store had when the run stopped.
+    public var key: EncryptionKey?
+    /// When the run stopped in a key change: the key it was changing to.
+    /// The store must then open with exactly one of ``key`` and this one.
+    public var changingTo: EncryptionKey??
 }
 
 /// A promise broken: what a person needs to replay it.
@@ -29,8 +34,9 @@ public enum CrashCheck {
     public static let storePath = "/store.lensdb"
 
     /// Options for a deterministic run: no background threads, invariants checked.
-    public static func options(_ fileSystem: SimulatedFileSystem) -> StoreOptions {
+    public static func options(_ fileSystem: SimulatedFileSystem, key: EncryptionKey? = nil) -> StoreOptions {
         var options = StoreOptions()
+        options.encryptionKey = key
         options.fileSystem = fileSystem
         options.compactionLogRatio = nil
         options.checksInvariants = true
@@ -43,8 +49,9 @@ public enum CrashCheck {
     /// Runs `workload` until it ends or an operation throws.
     public static func execute(_ workload: CrashWorkload, on fileSystem: SimulatedFileSystem) -> CrashExecution {
         var execution = CrashExecution()
+        execution.key = workload.initialKey.map { CrashWorkload.encryptionKeys[$0] }
         do {
-            var store = try Store(at: storePath, options: options(fileSystem))
+            var store = try Store(at: storePath, options: options(fileSystem, key: execution.key))
             defer { store.close() }
             var paused: PausedCompaction?
             // Runs before the close above: a paused compaction would hold it.
@@ -81,9 +88,20 @@ public enum CrashCheck {
                     paused?.abandon()
                     paused = nil
                     store.close()
-                    store = try Store(at: storePath, options: options(fileSystem))
+                    store = try Store(at: storePath, options: options(fileSystem, key: execution.key))
                     // The open succeeded, so the power was on for the close's
                     // final flush too: every commit before it is durable.
+                    execution.durable = execution.attempted.count
+                case .changeKey(let index):
+                    let key = index.map { CrashWorkload.encryptionKeys[$0] }
+                    // A paused compaction holds the slot a key change waits for.
+                    paused?.abandon()
+                    paused = nil
+                    execution.changingTo = .some(key)
+                    try store.changeEncryptionKey(to: key)
+                    execution.key = key
+                    execution.changingTo = nil
+                    // It syncs the log before its snapshot: everything before it is durable.
                     execution.durable = execution.attempted.count
                 }
             }
@@ -126,12 +144,18 @@ public enum CrashCheck {
             return checkReopenInTheSameBoot(execution, fileSystem: fileSystem, crashSeed: crashSeed, model: model, violation)
         }
         fileSystem.crash(seed: crashSeed, model: model)
+        let key: EncryptionKey?
+        switch openingKey(execution, fileSystem) {
+        case .success(let found): key = found
+        case .failure(let problem): return violation(problem.description)
+        }
+        func options(_ fileSystem: SimulatedFileSystem) -> StoreOptions { CrashCheck.options(fileSystem, key: key) }
         // Two more recoveries per crash point would halve the fuzzer's pace:
         // one point in eight is enough to cross every kind of boundary.
-        if crashSeed % 8 == 0, let difference = windowedRecoveryDiffers(fileSystem) { return violation(difference) }
+        if crashSeed % 8 == 0, let difference = windowedRecoveryDiffers(fileSystem, key: key) { return violation(difference) }
         do {
             if let recoveryCut = recoveryCut(crashSeed) {
-                cutPowerDuringOpen(afterMutatingCalls: recoveryCut, fileSystem)
+                cutPowerDuringOpen(afterMutatingCalls: recoveryCut, fileSystem, key: key)
                 fileSystem.crash(seed: crashSeed &+ 1, model: model)
             }
             let store = try Store(at: storePath, options: options(fileSystem))
@@ -163,13 +187,16 @@ public enum CrashCheck {
     /// Recovery reads each log through a bounded window: with the smallest
     /// window, every record, proof search and damage crosses window
     /// boundaries. It must recover exactly what a default window recovers.
-    static func windowedRecoveryDiffers(_ fileSystem: SimulatedFileSystem) -> String? {
+    static func windowedRecoveryDiffers(_ fileSystem: SimulatedFileSystem, key: EncryptionKey? = nil) -> String? {
         let directory = StoreDirectory(path: storePath, fileSystem: fileSystem)
         func recovered(windowSize: Int) -> String {
             var outcome: [String] = []
             do {
-                let chain = LogChain(directory: directory, policy: .strict, setAsideDamaged: false, windowSize: windowSize)
-                let report = try chain.recover(listing: directory.list(), loadSnapshot: { outcome.append("snapshot \($0.lastLSN)") },
+                let chain = LogChain(directory: directory, policy: .strict, setAsideDamaged: false, windowSize: windowSize, cipher: key)
+                let report = try chain.recover(listing: directory.list(), loadSnapshot: { snapshot in
+                    try snapshot.forEachItem { _ in }
+                    outcome.append("snapshot \(snapshot.lastLSN)")
+                },
                                                apply: { record, file in outcome.append("\(file) \(record.lsn) \(record.payload)") })
                 outcome.append("\(report)")
             } catch {
@@ -178,7 +205,7 @@ public enum CrashCheck {
             return outcome.joined(separator: "\n")
         }
         let whole = recovered(windowSize: LogReader.defaultWindowSize)
-        let windowed = recovered(windowSize: LogFormat.fileHeaderSize + LogFormat.frameHeaderSize)
+        let windowed = recovered(windowSize: LogFormat.maxFileHeaderSize + LogFormat.frameHeaderSize)
         return whole == windowed ? nil : "recovery through a small window differs:\n\(windowed)\nfrom:\n\(whole)"
     }
 
@@ -194,10 +221,10 @@ public enum CrashCheck {
     /// Opens the store with a power cut armed after `calls` mutating calls.
     /// An open that needs fewer succeeds; the power then goes before its
     /// store can close cleanly. Either way, the caller crashes next.
-    public static func cutPowerDuringOpen(afterMutatingCalls calls: Int, _ fileSystem: SimulatedFileSystem) {
+    public static func cutPowerDuringOpen(afterMutatingCalls calls: Int, _ fileSystem: SimulatedFileSystem, key: EncryptionKey? = nil) {
         fileSystem.powerCut(afterMutatingCalls: calls)
         // A throw is the power cut meeting the open: what this step is for.
-        guard let store = try? Store(at: storePath, options: options(fileSystem)) else { return }
+        guard let store = try? Store(at: storePath, options: options(fileSystem, key: key)) else { return }
         fileSystem.powerCut(afterMutatingCalls: 0)
         store.close()
     }
@@ -211,6 +238,12 @@ public enum CrashCheck {
         _ violation: (String) -> CrashViolation
     ) -> CrashViolation? {
         let marker: [ModelOperation] = [.put(table: "marker", key: [2], value: Array("after reopening".utf8))]
+        let key: EncryptionKey?
+        switch openingKey(execution, fileSystem) {
+        case .success(let found): key = found
+        case .failure(let problem): return violation(problem.description)
+        }
+        func options(_ fileSystem: SimulatedFileSystem) -> StoreOptions { CrashCheck.options(fileSystem, key: key) }
         do {
             let reopened = try Store(at: storePath, options: options(fileSystem))
             guard let prefix = matchingPrefix(reopened.current, execution) else {
@@ -228,6 +261,52 @@ public enum CrashCheck {
         } catch {
             return violation("reopen failed: \(error)")
         }
+    }
+
+    /// Which key opens the store after the run: its key, or, when the run
+    /// stopped in a key change, exactly one of the old and the new key
+    /// (read-only opens tell, changing nothing). Both may open only a store
+    /// that holds nothing yet (no snapshot or log read, LSN 0): its first
+    /// write creates its first file under whichever key it is given. A key
+    /// that fits may still meet damage; that is the rest of the check's to judge.
+    static func openingKey(_ execution: CrashExecution, _ fileSystem: SimulatedFileSystem) -> Result<EncryptionKey?, KeyProblem> {
+        guard case .some(let next) = execution.changingTo, next?.id != execution.key?.id else { return .success(execution.key) }
+        // For each key that fits: the LSN its read-only open recovers (nil when the open fails otherwise).
+        var fitting: [(key: EncryptionKey?, lsn: UInt64?)] = []
+        var errors: [String] = []
+        for key in [execution.key, next] {
+            var options = options(fileSystem, key: key)
+            options.readOnly = true
+            options.checksInvariants = false
+            do {
+                let store = try Store(at: storePath, options: options)
+                fitting.append((key, store.current.lsn))
+                store.close()
+            } catch let error as StoreError {
+                switch error {
+                case .encryptionKeyRequired, .wrongEncryptionKey, .notEncrypted: continue
+                default:
+                    fitting.append((key, nil))
+                    errors.append("\(error)")
+                }
+            } catch {
+                fitting.append((key, nil))
+                errors.append("\(error)")
+            }
+        }
+        // Nothing committed is readable with either: the prefix check that
+        // follows fails if a durable commit was lost.
+        if fitting.count == 2, fitting.allSatisfy({ $0.lsn == 0 }) { return .success(next) }
+        guard fitting.count == 1 else {
+            let files = (try? fileSystem.listDirectory(storePath).sorted().joined(separator: ", ")) ?? "?"
+            let lsns = fitting.map { $0.lsn.map(String.init) ?? "an error" }.joined(separator: " and ")
+            return .failure(KeyProblem(description: "a key change cut short leaves a store that \(fitting.isEmpty ? "neither" : "both") the old and the new key open (at LSN \(lsns); files: \(files); \(errors.joined(separator: "; ")))"))
+        }
+        return .success(fitting[0].key)
+    }
+
+    struct KeyProblem: Error, CustomStringConvertible {
+        var description: String
     }
 
     /// The k in durable...attempted whose model equals `state`, if any.

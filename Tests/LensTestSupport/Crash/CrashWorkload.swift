@@ -21,6 +21,9 @@ public enum CrashStep: Sendable, CustomStringConvertible {
     /// `store.close()`, then a new `Store` on the same files: the clean
     /// close writes its `CLOSED` marker, the open reads and removes it.
     case reopen
+    /// `store.changeEncryptionKey(to:)`: the key of ``CrashWorkload/encryptionKeys``
+    /// at this index, or nil to write the store plain.
+    case changeKey(Int?)
 
     public var description: String {
         switch self {
@@ -31,6 +34,7 @@ public enum CrashStep: Sendable, CustomStringConvertible {
         case .beginCompaction: "begin compaction"
         case .finishCompaction: "finish compaction"
         case .reopen: "close and reopen"
+        case let .changeKey(key): "change the key to \(key.map { "key \($0)" } ?? "none")"
         }
     }
 }
@@ -41,16 +45,50 @@ public enum CrashStep: Sendable, CustomStringConvertible {
 public struct CrashWorkload: Sendable {
     public let seed: UInt64
     public let steps: [CrashStep]
+    /// The index in ``encryptionKeys`` of the key the store is created with; nil: plain.
+    public let initialKey: Int?
 
-    /// A workload of exactly these steps (`seed` only names it in reports).
-    public init(seed: UInt64, steps: [CrashStep]) {
-        self.seed = seed
-        self.steps = steps
+    /// The keys ``CrashStep/changeKey(_:)`` chooses from.
+    public static let encryptionKeys = [TestKeys.first, TestKeys.second, TestKeys.third]
+
+    /// Whether a random workload runs on a plain store or an encrypted one.
+    public enum Encryption: String, Sendable, CaseIterable {
+        /// A plain store and no key changes: the workloads of every seed as they always were.
+        case plain
+        /// Created under a key, with key changes (to another key, the same,
+        /// or none and back) among the steps.
+        case rotating
     }
 
-    /// A random workload of `count` steps drawn from `seed`.
-    public init(seed: UInt64, steps count: Int) {
+    /// A workload of exactly these steps (`seed` only names it in reports).
+    public init(seed: UInt64, steps: [CrashStep], initialKey: Int? = nil) {
         self.seed = seed
+        self.steps = steps
+        self.initialKey = initialKey
+    }
+
+    /// A random workload of `count` steps drawn from `seed`. With
+    /// `.rotating`, the same steps run on an encrypted store, with key
+    /// changes drawn from a generator of their own put among them, so a
+    /// seed's other steps stay what they are in `.plain`.
+    public init(seed: UInt64, steps count: Int, encryption: Encryption = .plain) {
+        self.init(seed: seed, plainSteps: count)
+        guard encryption == .rotating else { return }
+        var random = SeededGenerator(seed: seed ^ 0x4B45_5953)
+        var steps: [CrashStep] = []
+        for step in self.steps {
+            if Int.random(in: 0..<8, using: &random) == 0 {
+                let target = Int.random(in: 0...Self.encryptionKeys.count, using: &random)
+                steps.append(.changeKey(target == Self.encryptionKeys.count ? nil : target))
+            }
+            steps.append(step)
+        }
+        self.init(seed: seed, steps: steps, initialKey: 0)
+    }
+
+    private init(seed: UInt64, plainSteps count: Int) {
+        self.seed = seed
+        initialKey = nil
         var random = SeededGenerator(seed: seed)
         // What the store holds if every transaction so far commits: patches
         // are drawn only where their path exists, as lenses log them.

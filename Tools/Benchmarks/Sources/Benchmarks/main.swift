@@ -17,6 +17,7 @@ let workloads: [Workload] = [
     lensNotifyWorkload,
     lensDeltaWorkload,
     consistencyWorkload,
+    encryptionWorkload,
 ]
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
