@@ -188,7 +188,6 @@ struct QueryPlanner {
     /// conditions allow, with their count and the conditions they imply;
     /// nil when the index cannot narrow them.
     private func candidate(position: Int) -> Candidate? {
-        let index = contents.indexes[position]
         let fields = termsOnField[position]
         guard let first = Conditions(fields[0], spec.terms) else { return nil }
         var ranges: [KeyRange]
