@@ -40,6 +40,7 @@ struct Info: ParsableCommand {
             if file.role == .snapshot, let last = file.lastLSN { line += ", through LSN \(last), \(file.records ?? 0) items" }
             if let ratio = file.compressionRatio { line += String(format: ", stored/raw %.2f", ratio) }
             if let encryption = file.encryption { line += ", \(encryption)" }
+            if let orders = file.indexOrders, !orders.isEmpty { line += ", index orders \(orders.joined(separator: " "))" }
             print(line + ")" + (file.problem.map { " — \($0)" } ?? ""))
         }
         print("tables:")

@@ -163,6 +163,9 @@ extension Store {
                 items += 1
                 written.update(items)
             }
+            for (index, positions) in state.indexOrders(in: name) {
+                try writer.addIndexOrder(table: UInt64(id), index: index, positions: positions)
+            }
         }
         for name in state.rootNames {
             if let encoding = state.encoding(ofRoot: name) { try writer.addRootEncoding(name: name, value: encoding.rawValue) }

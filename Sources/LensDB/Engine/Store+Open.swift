@@ -297,6 +297,13 @@ struct SnapshotLoader {
                 return "root \(name) has encoding byte \(value), which this LensDB does not know"
             }
             state.rootEncodings[name] = value
+        case let .indexOrder(table, index, start, positions):
+            guard let name = tableNames[table] else { return "the order of an index of table \(table), never declared" }
+            let known = state.indexOrders[name]?[index]?.count ?? 0
+            guard start == known else {
+                return "the order of index \(index) of table \(name) goes on at position \(start), after \(known)"
+            }
+            state.indexOrders[name, default: [:]][index, default: []].append(contentsOf: positions)
         }
         return nil
     }

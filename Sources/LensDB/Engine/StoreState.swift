@@ -19,6 +19,11 @@ public struct StoreState: Sendable {
     /// Tables a program opened with their type: decoded entities and their
     /// indexes, in place of the bytes in ``tables`` (a name is in one or the other).
     var typed: TreeDictionary<String, TableStorage> = [:]
+    /// The index orders the snapshot this state was loaded from stored, of
+    /// tables no program has opened with their type since: the open that
+    /// does uses them instead of sorting (``TableLoader``), and a change to
+    /// the table drops them, for they no longer describe its rows.
+    var indexOrders: TreeDictionary<String, [String: [UInt32]]> = [:]
     /// Roots a program opened with a type (``Store/root(_:named:default:)``):
     /// their value is held decoded as that type, and only lenses write them.
     var lensRootTypes: TreeDictionary<String, any AnyRootType> = [:]
@@ -75,6 +80,29 @@ public struct StoreState: Sendable {
         for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try body(key, entries[key]!.bytes()) }
     }
 
+    /// The orders of `table`'s indexes a snapshot stores with its entries:
+    /// each index's rows as places among those entries. From its index
+    /// trees when the table is open with its type, else the orders the
+    /// last snapshot stored, while the table has not changed since.
+    func indexOrders(in table: String) -> [(index: String, positions: [UInt32])] {
+        if let contents = typed[table] { return contents.indexOrders() }
+        let count = tables[table]?.count ?? 0
+        // Carried on only when each still names every entry once.
+        return (indexOrders[table] ?? [:]).filter { Self.namesEachOnce($0.value, count: count) }
+            .sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    /// Whether `order` is a permutation of `0..<count`.
+    static func namesEachOnce(_ order: [UInt32], count: Int) -> Bool {
+        guard order.count == count else { return false }
+        var seen = [Bool](repeating: false, count: count)
+        for place in order {
+            guard place < count, !seen[Int(place)] else { return false }
+            seen[Int(place)] = true
+        }
+        return true
+    }
+
     /// The total number of table entries and root documents.
     public var itemCount: Int { tables.values.reduce(roots.count) { $0 + $1.count } + typed.values.reduce(0) { $0 + $1.count } }
 
@@ -87,6 +115,7 @@ public struct StoreState: Sendable {
         case let .put(table, key, value):
             precondition(typed[table] == nil, "table \(table) is open with its type; write it through its Table")
             tables[table, default: [:]][key] = value
+            if !indexOrders.isEmpty { indexOrders[table] = nil }
         case let .remove(table, key) where typed[table] != nil:
             if let contents = typed[table]!.removing(keyBytes: key) {
                 typed[table] = contents
@@ -94,6 +123,7 @@ public struct StoreState: Sendable {
             }
         case let .remove(table, key):
             tables[table]?[key] = nil
+            if !indexOrders.isEmpty { indexOrders[table] = nil }
             if tables[table]?.isEmpty == true {
                 tables[table] = nil
                 tableEncodings[table] = nil

@@ -17,6 +17,9 @@ public struct InfoReport: Codable, Sendable {
         /// The cipher and key id the file is encrypted with; nil when plain
         /// or when its header does not verify.
         public var encryption: String?
+        /// Snapshot: the index orders it stores, as `table.index`, which an
+        /// open of the table uses instead of sorting.
+        public var indexOrders: [String]?
         /// What is wrong with the file, if anything.
         public var problem: String?
     }
@@ -128,7 +131,13 @@ extension StoreInspector {
             info.lastLSN = snapshot.lastLSN
             info.encryption = snapshot.encryption.map { "\($0)" }
             var raw = 0
-            try snapshot.forEachItem { item in raw += item.approximateSize }
+            var tables: [UInt64: String] = [:], orders: [String] = []
+            try snapshot.forEachItem { item in
+                raw += item.approximateSize
+                if case let .table(id, name) = item { tables[id] = name }
+                if case let .indexOrder(table, index, 0, _) = item { orders.append("\(tables[table] ?? "table \(table)").\(index)") }
+            }
+            info.indexOrders = orders
             info.records = Int(snapshot.itemCount)
             info.compressionRatio = raw > 0 ? Double(bytes.count) / Double(raw) : nil
         } catch {
@@ -222,6 +231,7 @@ extension SnapshotItem {
         case let .root(name, value): 3 + name.utf8.count + value.count
         case .tableEncoding: 4
         case let .rootEncoding(name, _): 3 + name.utf8.count
+        case let .indexOrder(_, index, _, positions): 4 + index.utf8.count + 3 * positions.count
         }
     }
 }

@@ -195,9 +195,12 @@ extension StoreInspector {
             let bytes = try read(file, through: handle)
             report.bytesRead += Int64(bytes.count)
             var catalog = EncodingCatalog()
+            var entries: [UInt64: Int] = [:], orders: [IndexOrderKey: [UInt32]] = [:]
             try SnapshotFile(bytes: bytes, path: file, cipher: key).forEachItem { item in
                 catalog.note(item)
                 switch item {
+                case let .indexOrder(table, index, _, positions):
+                    orders[IndexOrderKey(table: table, index: index), default: []].append(contentsOf: positions)
                 case let .entry(id, key, value):
                     let table = catalog.tableName(id) ?? "table \(id)"
                     let encoding = catalog.tables[table]
@@ -208,6 +211,14 @@ extension StoreInspector {
                     judge(["value": RenderedValue(value: value, encoding: catalog.roots[name])],
                           of: "root \(name)", into: &report) { .init(file: file, message: $0) }
                 case .table, .tableEncoding, .rootEncoding: break
+                }
+                if case let .entry(id, _, _) = item { entries[id, default: 0] += 1 }
+            }
+            for (key, order) in orders.sorted(by: { ($0.key.table, $0.key.index) < ($1.key.table, $1.key.index) }) {
+                let count = entries[key.table] ?? 0
+                if !StoreState.namesEachOnce(order, count: count) {
+                    let table = catalog.tableName(key.table) ?? "table \(key.table)"
+                    report.problems.append(.init(file: file, message: "the stored order of index \(key.index) of \(table) does not name each of its \(count) entries once; an open sorts instead, and the next compaction leaves it out"))
                 }
             }
         } catch {
@@ -305,4 +316,10 @@ extension StoreInspector {
             return true
         }
     }
+}
+
+/// One index's stored order in a snapshot: its table's id there and its name.
+private struct IndexOrderKey: Hashable {
+    let table: UInt64
+    let index: String
 }

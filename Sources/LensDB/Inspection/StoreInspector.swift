@@ -239,7 +239,7 @@ struct EncodingCatalog {
                 tables[name] = TableEncoding(key: key, value: value)
             }
         case let .rootEncoding(name, value): roots[name] = ValueEncoding(rawValue: value)
-        case .entry, .root: break
+        case .entry, .root, .indexOrder: break
         }
     }
 

@@ -28,7 +28,10 @@ extension Store {
     ///   ``TableError/encodingMismatch(table:stored:expected:)``,
     ///   ``TableError/uniqueViolation(index:value:)`` when stored entities
     ///   break a unique index. A throw changes nothing.
-    /// - Complexity: O(n log n) for the first open (decode and index), O(1) after.
+    /// - Complexity: O(n log n) for the first open (decode and index), O(1)
+    ///   after. An index whose order the store's snapshot holds, the table
+    ///   unchanged since, is built in O(n) instead of sorted
+    ///   (``TableStatistics/indexesInStoredOrder`` counts them).
     public func table<T: Entity>(
         _ type: T.Type, named name: String, indexes: [Index<T>] = [], onUndecodable: UndecodablePolicy = .fail
     ) throws -> Table<T> {
@@ -48,6 +51,7 @@ extension Store {
             let storage = try TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable).load(from: side.head)
             side.head.typed[name] = storage
             side.head.tables[name] = nil
+            side.head.indexOrders[name] = nil
             // The same state, held decoded: readers cannot tell the difference.
             published.withLock { $0 = side.head }
             register(table: name, for: T.self)
@@ -93,7 +97,7 @@ struct TableLoader<T: Entity> {
                 guard storage.schema.identifier(fromKeyBytes: key) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                rows.append((id, RowBox(entity, id: id, lsn: state.lsn, encodingHash: encodingHash(bytes))))
+                rows.append((id, RowBox(entity, id: id, lsn: state.lsn, encoding: EncodingSummary(bytes))))
             } catch {
                 failures.append((key, error))
                 if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
@@ -109,16 +113,23 @@ struct TableLoader<T: Entity> {
         let order = sortedPermutation(rows.map(\.key))
         rows = order.map { rows[$0] }
         storage.rows = PersistentBTree(sorted: rows)
-        try buildIndexes(&storage, rows)
+        storage.encodedBytes = rows.reduce(0) { $0 + Int($1.value.encodedCount) }
+        // The snapshot's orders place rows among its entries; with an entry
+        // that did not decode, the places are not the rows' any more.
+        try buildIndexes(&storage, rows, orders: failures.isEmpty ? state.indexOrders[name] ?? [:] : [:])
         return storage
     }
 
-    /// Fills every index from the rows, checking unique ones.
-    private func buildIndexes(_ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)]) throws {
+    /// Fills every index from the rows, checking unique ones: in the order
+    /// the snapshot stored when it is the index's order, else sorted.
+    private func buildIndexes(
+        _ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)], orders: [String: [UInt32]]
+    ) throws {
         let rows = rows.map(\.value)
         for position in storage.indexes.indices {
             let definition = storage.indexes[position].definition
-            let index = IndexStorage(definition, rows: rows)
+            let index = IndexStorage(definition, rows: rows, storedOrder: orders[definition.name])
+            if index.builtInStoredOrder { storage.indexesInStoredOrder += 1 }
             if definition.isUnique, let key = index.repeatedKey() {
                 throw TableError.uniqueViolation(index: "\(name).\(definition.name)", value: key.description)
             }

@@ -17,22 +17,43 @@ class RowObject: @unchecked Sendable {
     @usableFromInline let lsn: UInt64
     /// The hash of the entity's encoding (0 when not known): a put whose
     /// encoding hashes differently is a change without encoding the stored
-    /// entity again to compare.
-    @usableFromInline let encodingHash: Int
+    /// entity again to compare. 32 bits are plenty for that, and leave room
+    /// for ``encodedCount`` in the same word.
+    @usableFromInline let encodingHash: Int32
+    /// How many bytes the entity's encoding takes (0 when not known): what
+    /// ``TableStatistics/encodedBytes`` adds up.
+    @usableFromInline let encodedCount: UInt32
 
-    @usableFromInline init(id: IndexValue, lsn: UInt64, encodingHash: Int) {
+    @usableFromInline init(id: IndexValue, lsn: UInt64, encoding: EncodingSummary) {
         self.id = id
         self.lsn = lsn
-        self.encodingHash = encodingHash
+        encodingHash = encoding.hash
+        encodedCount = encoding.count
     }
 }
 
-/// The hash ``RowObject/encodingHash`` keeps: the bytes hashed at once, not
-/// byte by byte as `Array.hashValue` does.
-func encodingHash(_ bytes: [UInt8]) -> Int {
-    var hasher = Hasher()
-    bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
-    return hasher.finalize()
+/// What a row keeps of its entity's encoding: its hash and length.
+@usableFromInline
+struct EncodingSummary: Sendable {
+    @usableFromInline let hash: Int32
+    @usableFromInline let count: UInt32
+
+    /// Nothing known: the rows of filters and sorts, never stored.
+    @usableFromInline static let unknown = EncodingSummary(hash: 0, count: 0)
+
+    @usableFromInline init(hash: Int32, count: UInt32) {
+        self.hash = hash
+        self.count = count
+    }
+
+    /// The summary of `bytes`, hashed at once, not byte by byte as
+    /// `Array.hashValue` does.
+    @usableFromInline init(_ bytes: [UInt8]) {
+        var hasher = Hasher()
+        bytes.withUnsafeBytes { hasher.combine(bytes: $0) }
+        hash = Int32(truncatingIfNeeded: hasher.finalize())
+        count = UInt32(clamping: bytes.count)
+    }
 }
 
 /// A ``RowObject`` holding an entity of type `T`.
@@ -40,9 +61,9 @@ func encodingHash(_ bytes: [UInt8]) -> Int {
 final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
     @usableFromInline let value: T
 
-    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64, encodingHash: Int = 0) {
+    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64, encoding: EncodingSummary = .unknown) {
         self.value = value
-        super.init(id: id, lsn: lsn, encodingHash: encodingHash)
+        super.init(id: id, lsn: lsn, encoding: encoding)
     }
 }
 
@@ -55,11 +76,15 @@ struct TableSchema: Sendable {
     let keyEncoding: KeyEncoding
     /// The entity's bytes in the value format.
     let encode: @Sendable (RowObject) throws -> [UInt8]
+    /// The heap one entity's box takes: an object header, the row's fields
+    /// and the entity's inline bytes, in 16-byte allocation units.
+    let boxBytes: Int
 
     static func of<T: Entity>(_ type: T.Type) -> TableSchema {
         TableSchema(
             entityType: ObjectIdentifier(T.self), entityTypeName: "\(T.self)", keyEncoding: OrderedKey.encoding(of: T.ID.self),
-            encode: { try ValueEncoder().encode(unsafeDowncast($0, to: RowBox<T>.self).value) })
+            encode: { try ValueEncoder().encode(unsafeDowncast($0, to: RowBox<T>.self).value) },
+            boxBytes: (16 + MemoryLayout<IndexValue>.stride + 16 + MemoryLayout<T>.stride + 15) / 16 * 16)
     }
 
     var encoding: TableEncoding { TableEncoding(key: keyEncoding, value: .valueFormat) }
@@ -122,6 +147,11 @@ struct TableStorage: Sendable {
     var rows = PersistentBTree<IndexValue, RowObject>()
     var indexes: [IndexStorage]
     var quarantine: TreeDictionary<[UInt8], QuarantinedEntry> = [:]
+    /// The bytes of the entities' encodings, added up.
+    var encodedBytes = 0
+    /// How many indexes the open that decoded the table built in the order
+    /// its snapshot stored, without sorting.
+    var indexesInStoredOrder = 0
 
     init(name: String, schema: TableSchema, indexes: [IndexDefinition]) {
         self.name = name
@@ -148,6 +178,7 @@ struct TableStorage: Sendable {
     mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
         let old = rows.updateValue(row, forKey: id)
         for index in indexes.indices { indexes[index].update(old: old, new: row) }
+        encodedBytes += Int(row.encodedCount) - Int(old?.encodedCount ?? 0)
         return old
     }
 
@@ -156,6 +187,7 @@ struct TableStorage: Sendable {
     mutating func remove(_ id: IndexValue) -> RowObject? {
         guard let old = rows.removeValue(forKey: id) else { return nil }
         for index in indexes.indices { indexes[index].update(old: old, new: nil) }
+        encodedBytes -= Int(old.encodedCount)
         return old
     }
 
@@ -182,6 +214,35 @@ struct TableStorage: Sendable {
             return true
         }
         for key in quarantined { try body(key, quarantine[key]!.bytes) }
+    }
+
+    /// What ``Store/statistics`` says of this table.
+    var statistics: TableStatistics {
+        let boxes = schema.boxBytes * rows.count
+        let quarantined = quarantine.values.reduce(0) { $0 + $1.bytes.count + MemoryLayout<QuarantinedEntry>.stride }
+        return TableStatistics(
+            name: name, entities: rows.count, quarantined: quarantine.count, encodedBytes: encodedBytes,
+            residentBytes: boxes + rows.allocatedBytes + indexes.reduce(0) { $0 + $1.allocatedBytes } + quarantined,
+            indexes: indexes.count, indexesInStoredOrder: indexesInStoredOrder)
+    }
+
+    /// The order of each index as a snapshot stores it: its rows as places
+    /// among the entries ``forEachEncodedEntry(_:)`` gives. None with
+    /// quarantined entries, which the next open may decode or not, so that
+    /// places there would not be these.
+    func indexOrders() -> [(index: String, positions: [UInt32])] {
+        guard !indexes.isEmpty, quarantine.isEmpty, rows.count <= Int(UInt32.max) else { return [] }
+        var places: [ObjectIdentifier: UInt32] = [:]
+        places.reserveCapacity(rows.count)
+        var next: UInt32 = 0
+        rows.forEach { _, row in
+            places[ObjectIdentifier(row)] = next
+            next += 1
+            return true
+        }
+        var written: Set<String> = []
+        // Two indexes of one name index the same fields: one order serves both.
+        return indexes.filter { written.insert($0.definition.name).inserted }.map { ($0.definition.name, $0.order(places: places)) }
     }
 
     /// A copy without the entry under `key`; nil when there is none.
@@ -219,3 +280,4 @@ struct EncodedRow: SelfEncodingValue {
     let schema: TableSchema
     func encodedBytes() throws -> [UInt8] { try schema.encode(row) }
 }
+

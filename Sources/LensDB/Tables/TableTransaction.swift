@@ -51,11 +51,11 @@ public struct TableTransaction<T: Entity> {
         if storage.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
         let encoder = ValueEncoder()
         let bytes = try encoder.encode(entity)
-        let hash = encodingHash(bytes)
+        let encoding = EncodingSummary(bytes)
         let old = storage.row(id)
         // Only an equal hash needs the stored entity encoded again to be sure.
-        if let old, old.encodingHash == hash, try encoder.encode(Table<T>.entity(old)) == bytes { return }
-        let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encodingHash: hash)
+        if let old, old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return }
+        let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)
         for index in storage.indexes {
             if let key = index.conflict(with: row) {
                 throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: key.description)

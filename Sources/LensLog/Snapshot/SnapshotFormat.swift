@@ -7,11 +7,14 @@
 /// Versions: 1, the first; 2 adds items 4 and 5 (table and root encodings)
 /// and changes nothing else. A v2 reader reads v1 files, whose tables have
 /// no recorded encoding; items 4 and 5 are malformed in a v1 file.
-/// Version 3 is reserved for new item kinds. Version 4 adds encryption, as
+/// Version 3 adds item 6 (an index's order) and changes nothing else; a
+/// v3 reader reads v1 and v2 files, and item 6 is malformed in them.
+/// Version 4 adds encryption, as
 /// an envelope around chunks that leaves the item stream as it is: a longer
 /// header naming the cipher and key id, and the chunk flags
-/// ``ChunkFlags/sealed`` and ``ChunkFlags/final``. A plain snapshot is
-/// still written at ``plainVersion``; only an encrypted one is v4.
+/// ``ChunkFlags/sealed`` and ``ChunkFlags/final``, with every item kind of
+/// version 3. A plain snapshot is written at ``plainVersion``; only an
+/// encrypted one is v4.
 public enum SnapshotFormat {
     /// "LENSSNAP": the first 8 bytes of every snapshot.
     public static let magic: [UInt8] = Array("LENSSNAP".utf8)
@@ -21,7 +24,12 @@ public enum SnapshotFormat {
     /// encrypted snapshot.
     public static let version: UInt32 = 4
     /// The version a plain snapshot is written with.
-    public static let plainVersion: UInt32 = 2
+    public static let plainVersion: UInt32 = 3
+    /// The first version with item 6, an index's order.
+    public static let firstIndexOrderVersion: UInt32 = 3
+    /// The most positions one index-order item holds: a longer order is
+    /// split into items that continue one another, so no item outgrows a chunk.
+    public static let maxIndexOrderPositions = 16 << 10
     /// The first version whose header carries a cipher and key id.
     public static let firstEncryptedVersion: UInt32 = 4
 
@@ -55,6 +63,13 @@ public enum SnapshotItemKind: UInt8, Sendable {
     case tableEncoding = 4
     /// Since v2: `name(string) valueEncoding(u8)`, before its root document.
     case rootEncoding = 5
+    /// Since v3: `tableID(varint) index(string) start(varint) count(varint)
+    /// position(varint) × count`, after its table's entries: positions
+    /// `start..<start+count` of the order of one of the table's indexes,
+    /// each the place of a row among the table's entries as the snapshot
+    /// stores them. A hint an open may use instead of sorting, never data:
+    /// LensDB checks it against the rows and sorts when it does not hold.
+    case indexOrder = 6
 }
 
 /// Per-chunk flags. Stored on disk — never renumber.
@@ -83,6 +98,9 @@ public enum SnapshotItem: Sendable, Equatable {
     case tableEncoding(table: UInt64, key: UInt8, value: UInt8)
     /// The encoding byte of a root document's value.
     case rootEncoding(name: String, value: UInt8)
+    /// Positions `start..<start + positions.count` of the order of the
+    /// index named `index` of table `table` (see ``SnapshotItemKind/indexOrder``).
+    case indexOrder(table: UInt64, index: String, start: UInt64, positions: [UInt32])
 }
 
 /// Why a snapshot cannot be used. Each case names the file; recovery sets a

@@ -180,7 +180,17 @@ public struct SnapshotFile: Sendable {
         case .rootEncoding? where version >= 2:
             guard let name = cursor.string(), let value = cursor.byte() else { return nil }
             return .rootEncoding(name: name, value: value)
-        case .tableEncoding?, .rootEncoding?:
+        case .indexOrder? where version >= SnapshotFormat.firstIndexOrderVersion:
+            guard let table = cursor.varint(), let index = cursor.string(), let start = cursor.varint(),
+                  let count = cursor.varint(), count <= SnapshotFormat.maxIndexOrderPositions else { return nil }
+            var positions: [UInt32] = []
+            positions.reserveCapacity(Int(count))
+            for _ in 0..<count {
+                guard let position = cursor.varint(), position <= UInt32.max else { return nil }
+                positions.append(UInt32(position))
+            }
+            return .indexOrder(table: table, index: index, start: start, positions: positions)
+        case .tableEncoding?, .rootEncoding?, .indexOrder?:
             return nil
         case .table?:
             guard let id = cursor.varint(), let name = cursor.string() else { return nil }

@@ -63,6 +63,10 @@ extension SnapshotFile {
             case let .tableEncoding(table, _, _) where !tables.contains(table):
                 salvaged.orphanedEntries += 1
                 continue
+            case .indexOrder:
+                // A hint that may no longer fit the entries salvaged: an
+                // open sorts instead.
+                continue
             default: break
             }
             salvaged.items.append(item)

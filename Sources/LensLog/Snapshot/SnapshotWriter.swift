@@ -94,6 +94,25 @@ public final class SnapshotWriter {
         try itemAdded()
     }
 
+    /// Records the order of one of a table's indexes, after the table's
+    /// entries: `positions[i]` is the place, among those entries as they were
+    /// added, of the row that comes i-th in the index. Split into items of
+    /// at most ``SnapshotFormat/maxIndexOrderPositions`` positions.
+    public func addIndexOrder(table: UInt64, index: String, positions: [UInt32]) throws {
+        var start = 0
+        repeat {
+            let end = min(positions.count, start + SnapshotFormat.maxIndexOrderPositions)
+            chunk.append(SnapshotItemKind.indexOrder.rawValue)
+            chunk.appendVarint(table)
+            chunk.appendLengthPrefixed(index)
+            chunk.appendVarint(UInt64(start))
+            chunk.appendVarint(UInt64(end - start))
+            for position in positions[start..<end] { chunk.appendVarint(UInt64(position)) }
+            try itemAdded()
+            start = end
+        } while start < positions.count
+    }
+
     public func addRoot(name: String, value: [UInt8]) throws {
         chunk.append(SnapshotItemKind.root.rawValue)
         chunk.appendLengthPrefixed(name)

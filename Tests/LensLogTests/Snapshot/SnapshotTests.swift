@@ -29,14 +29,16 @@ import Testing
             try writer.addTable(id: 0, name: "t")
             try writer.addTableEncoding(table: 0, key: 1, value: 1)
             try writer.addEntry(table: 0, key: Array("k".utf8), value: Array("v".utf8))
+            try writer.addIndexOrder(table: 0, index: "i", positions: [0])
         }
         #expect(bytes == [
-            0x4C, 0x45, 0x4E, 0x53, 0x53, 0x4E, 0x41, 0x50, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x4C, 0x45, 0x4E, 0x53, 0x53, 0x4E, 0x41, 0x50, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
             0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x7D, 0x61, 0xC2, 0x1B, 0x0E, 0x00, 0x00, 0x00, 0x0E, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0xB2, 0x69, 0x26, 0x61, 0x01, 0x00, 0x01, 0x74, 0x04, 0x00, 0x01, 0x01, 0x02, 0x00, 0x01, 0x6B,
-            0x01, 0x76, 0x53, 0x4E, 0x41, 0x50, 0x45, 0x4E, 0x44, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00,
-            0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x94, 0x75, 0x94, 0xFE,
+            0xF3, 0xA3, 0x8D, 0xA1, 0x15, 0x00, 0x00, 0x00, 0x15, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0xF1, 0x07, 0x5A, 0x6C, 0x01, 0x00, 0x01, 0x74, 0x04, 0x00, 0x01, 0x01, 0x02, 0x00, 0x01, 0x6B,
+            0x01, 0x76, 0x06, 0x00, 0x01, 0x69, 0x00, 0x01, 0x00, 0x53, 0x4E, 0x41, 0x50, 0x45, 0x4E, 0x44,
+            0x00, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x23, 0x22, 0x2E, 0x63,
         ])
     }
 
@@ -70,6 +72,7 @@ import Testing
             let value = index % 2 == 0 ? Array("person \(index) lives in Paris".utf8) : random.bytes(Int.random(in: 0..<300, using: &random))
             expected.append(.entry(table: UInt64(index % 2), key: Array("\(index)".utf8), value: value))
         }
+        expected.append(.indexOrder(table: 0, index: "city", start: 0, positions: (0..<2500).map { UInt32($0 * 7 % 2500) }))
         expected.append(.rootEncoding(name: "settings", value: 1))
         expected.append(.root(name: "settings", value: Array("{\"theme\":\"dark\"}".utf8)))
         let bytes = try snapshotBytes { writer in
@@ -80,6 +83,7 @@ import Testing
                 case let .root(name, value): try writer.addRoot(name: name, value: value)
                 case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
                 case let .rootEncoding(name, value): try writer.addRootEncoding(name: name, value: value)
+                case let .indexOrder(table, index, _, positions): try writer.addIndexOrder(table: table, index: index, positions: positions)
                 }
             }
         }
@@ -87,6 +91,22 @@ import Testing
         #expect(file.chunkCount > 1)
         #expect(file.lastLSN == 5 && file.generation == 2)
         #expect(try items(bytes) == expected)
+    }
+
+    @Test func aLongIndexOrderIsSplitIntoItemsThatContinueOneAnother() throws {
+        let order = (0..<40_000).map { UInt32(($0 * 7919) % 40_000) }
+        let bytes = try snapshotBytes { writer in
+            try writer.addTable(id: 3, name: "t")
+            try writer.addIndexOrder(table: 3, index: "a+b", positions: order)
+        }
+        let pieces = try items(bytes).compactMap { item -> (UInt64, [UInt32])? in
+            guard case let .indexOrder(3, "a+b", start, positions) = item else { return nil }
+            return (start, positions)
+        }
+        #expect(pieces.map(\.0) == [0, 16384, 32768])
+        #expect(pieces.allSatisfy { $0.1.count <= SnapshotFormat.maxIndexOrderPositions })
+        #expect(pieces.flatMap(\.1) == order)
+        #expect(try SnapshotFile(bytes: bytes, path: "s").version == 3)
     }
 
     @Test func everyTruncationIsATypedErrorNeverACrash() throws {

@@ -74,6 +74,8 @@ struct TwoFieldEntry: IndexEntry {
 struct IndexStorage: Sendable {
     let definition: IndexDefinition
     var entries: Entries
+    /// Whether it was built in the order a snapshot stored, without a sort.
+    private(set) var builtInStoredOrder = false
 
     enum Entries: Sendable {
         case one(PersistentBTree<OneFieldEntry, EntryMark>)
@@ -86,20 +88,72 @@ struct IndexStorage: Sendable {
     }
 
     /// An index of `rows`, which must be in identifier order: built bottom-up
-    /// from the entries sorted once.
-    init(_ definition: IndexDefinition, rows: [RowObject]) {
+    /// from the entries sorted once, or in `storedOrder` (places in `rows`,
+    /// as a snapshot stores them) when that is their order.
+    init(_ definition: IndexDefinition, rows: [RowObject], storedOrder: [UInt32]? = nil) {
         self.definition = definition
+        var inStoredOrder = false
         switch definition.keyPaths.count {
-        case 1: entries = .one(Self.tree(definition, rows))
-        default: entries = .two(Self.tree(definition, rows))
+        case 1: entries = .one(Self.tree(definition, rows, storedOrder, &inStoredOrder))
+        default: entries = .two(Self.tree(definition, rows, storedOrder, &inStoredOrder))
         }
+        builtInStoredOrder = inStoredOrder
     }
 
-    private static func tree<Entry: IndexEntry>(_ definition: IndexDefinition, _ rows: [RowObject]) -> PersistentBTree<Entry, EntryMark> {
+    private static func tree<Entry: IndexEntry>(
+        _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
+    ) -> PersistentBTree<Entry, EntryMark> {
+        if let storedOrder, let entries: [(Entry, EntryMark)] = Self.entries(of: rows, in: storedOrder, definition) {
+            inStoredOrder = true
+            return PersistentBTree(sorted: entries)
+        }
         let entries = rows.map { Entry(key: definition.key($0), row: Unmanaged.passUnretained($0)) }
         // Rows come in identifier order, and the sort is stable: ties stay in it.
         let order = sortedPermutation(entries.map(\.key))
         return PersistentBTree(sorted: order.map { (entries[$0], EntryMark()) })
+    }
+
+    /// The entries of `rows` taken in `order`, when that is the index's
+    /// order; nil when it is not. One comparison per entry proves it: the
+    /// entries of distinct rows are distinct, so `rows.count` places in
+    /// range whose entries strictly ascend name every row once, sorted. A
+    /// stored order that no longer fits (the index's fields or their
+    /// comparison changed, the file was written wrong) costs a sort, never
+    /// a wrong index.
+    private static func entries<Entry: IndexEntry>(
+        of rows: [RowObject], in order: [UInt32], _ definition: IndexDefinition
+    ) -> [(Entry, EntryMark)]? {
+        guard order.count == rows.count else { return nil }
+        var entries: [(Entry, EntryMark)] = []
+        entries.reserveCapacity(rows.count)
+        for place in order {
+            guard place < rows.count else { return nil }
+            let row = rows[Int(place)]
+            let entry = Entry(key: definition.key(row), row: .passUnretained(row))
+            if let last = entries.last?.0, !(last < entry) { return nil }
+            entries.append((entry, EntryMark()))
+        }
+        return entries
+    }
+
+    /// The places of the index's rows, in its order, among rows numbered by
+    /// `place`: what a snapshot stores.
+    func order(places place: [ObjectIdentifier: UInt32]) -> [UInt32] {
+        var order: [UInt32] = []
+        order.reserveCapacity(count)
+        switch entries {
+        case let .one(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
+        case let .two(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
+        }
+        return order
+    }
+
+    /// The bytes its tree takes on the heap, near enough (entries hold no row).
+    var allocatedBytes: Int {
+        switch entries {
+        case let .one(tree): tree.allocatedBytes
+        case let .two(tree): tree.allocatedBytes
+        }
     }
 
     /// How many entries it holds.

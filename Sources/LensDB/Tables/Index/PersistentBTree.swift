@@ -50,6 +50,20 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
 
     /// The number of entries.
     var count: Int { root?.total ?? 0 }
+
+    /// The bytes the tree's nodes take on the heap, near enough: each node
+    /// object and its arrays' buffers at their capacity. O(nodes), about
+    /// O(count / 24). What the keys and values point to is not counted.
+    var allocatedBytes: Int {
+        func bytes(_ node: Node) -> Int {
+            // An object header and three array references, three buffer headers.
+            var total = 16 + 3 * 8 + MemoryLayout<Int>.size + 3 * 32
+            total += node.keys.capacity * MemoryLayout<Key>.stride + node.values.capacity * MemoryLayout<Value>.stride
+            total += node.children.capacity * MemoryLayout<Node>.stride
+            return node.children.reduce(total) { $0 + bytes($1) }
+        }
+        return root.map(bytes) ?? 0
+    }
     var isEmpty: Bool { count == 0 }
 
     /// The value for `key`, if any.

@@ -1,9 +1,10 @@
 /// A secondary index of a typed table, as code declares it:
 /// `.on(\.city)`, `.on(\.city, \.age)`, `.unique(\.email)`.
 ///
-/// Index definitions live in code, not on disk: opening a table rebuilds
+/// Index definitions live in code, not on disk: opening a table builds
 /// its indexes from the entities, so adding or dropping one needs no
-/// migration.
+/// migration. A snapshot stores each index's order, which an open uses
+/// instead of sorting while it is still the index's order.
 public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     /// The indexed fields, in order.
     public let keyPaths: [PartialKeyPath<T> & Sendable]

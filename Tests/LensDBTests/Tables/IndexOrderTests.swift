@@ -1,0 +1,210 @@
+import Foundation
+import LensLog
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Snapshots store each index's order, and an open builds the index in it
+/// instead of sorting, only when it is still the index's order.
+@Suite struct IndexOrderTests {
+    /// People with every index's keys repeated: ties are ordered by identifier.
+    static func people(_ count: Int, seed: UInt64) -> [Person] {
+        print("IndexOrderTests seed \(seed)")
+        var random = SeededGenerator(seed: seed)
+        return (1...count).map { Person.random(Int64($0) * 3, using: &random) }.shuffled(using: &random)
+    }
+
+    /// What the queries the planner serves from each index answer.
+    static func answers(_ people: Table<Person>) throws -> [[Int64]] {
+        [
+            try people.query.filter(\.city == "Lyon").all().map(\.id),
+            try people.query.filter(\.age >= 30 && \.age < 40).sorted(by: \.score, .descending).all().map(\.id),
+            try people.query.filter(\.city == "Nice" && \.age > 50).all().map(\.id),
+            try people.query.filter(\.city == "Paris").sorted(by: \.score).limit(7).all().map(\.id),
+            try people.query.sorted(by: \.nickname).all().map(\.id),
+            try people.query.sorted(by: \.email, .descending).limit(5).all().map(\.id),
+        ]
+    }
+
+    /// The same answers, from every person filtered and sorted here.
+    static func expected(_ all: [Person]) -> [[Int64]] {
+        let byID = all.sorted { $0.id < $1.id }
+        func sorted<V: Comparable>(_ people: [Person], _ key: (Person) -> V, descending: Bool = false) -> [Person] {
+            people.enumerated().sorted { a, b in
+                let (x, y) = (key(a.element), key(b.element))
+                if x != y { return descending ? x > y : x < y }
+                return a.offset < b.offset
+            }.map(\.element)
+        }
+        return [
+            byID.filter { $0.city == "Lyon" }.map(\.id),
+            sorted(byID.filter { $0.age >= 30 && $0.age < 40 }, \.score, descending: true).map(\.id),
+            byID.filter { $0.city == "Nice" && $0.age > 50 }.map(\.id),
+            Array(sorted(byID.filter { $0.city == "Paris" }, \.score).prefix(7)).map(\.id),
+            sorted(byID, { $0.nickname ?? "" }).map(\.id),
+            Array(sorted(byID, \.email, descending: true).prefix(5)).map(\.id),
+        ]
+    }
+
+    @Test func anOpenAfterACompactionBuildsEveryIndexInTheStoredOrder() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = Self.people(400, seed: 7)
+        do {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            try people.put(all)
+            #expect(store.statistics.tables.first?.indexesInStoredOrder == 0, "built from puts")
+            try store.compact()
+            store.close()
+        }
+        for round in 0..<2 {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            let statistics = try #require(store.statistics.tables.first)
+            #expect(statistics.indexes == personIndexes.count)
+            #expect(statistics.indexesInStoredOrder == personIndexes.count, "round \(round): no index was sorted")
+            #expect(try Self.answers(people) == Self.expected(all), "round \(round)")
+            // A compaction of a table opened with its type stores the orders again.
+            try store.compact()
+            store.close()
+        }
+    }
+
+    @Test func aStoreOpenedWithoutTheTypeCarriesTheOrdersThroughItsCompactions() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = Self.people(200, seed: 8)
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
+            try store.compact()
+            store.close()
+        }
+        do {
+            // As `logtool compact` does: bytes only, never the type.
+            let store = try tableStore(fileSystem)
+            try store.compact()
+            store.close()
+        }
+        let store = try tableStore(fileSystem)
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == personIndexes.count)
+        #expect(try Self.answers(people) == Self.expected(all))
+    }
+
+    @Test func aChangeAfterTheSnapshotMakesTheOpenSort() throws {
+        let fileSystem = SimulatedFileSystem()
+        var all = Self.people(300, seed: 9)
+        do {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            try people.put(all)
+            try store.compact()
+            store.close()
+        }
+        do {
+            // Replayed from the log before the table is opened with its type.
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            all[0].city = all[0].city == "Lyon" ? "Nice" : "Lyon"
+            try people.put(all[0])
+            try people.remove(all[1].id)
+            all.remove(at: 1)
+            store.close()
+        }
+        let store = try tableStore(fileSystem)
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == 0)
+        #expect(try Self.answers(people) == Self.expected(all))
+    }
+
+    @Test func aStoredOrderThatIsNotTheIndexsOrderIsSortedInsteadAndVerifyReportsIt() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = Self.people(150, seed: 10)
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
+            try store.compact()
+            store.close()
+        }
+        // The snapshot written again with the city order reversed and the
+        // age order naming one row twice: checksums right, orders wrong.
+        let path = try #require(StoreDirectory(path: "/t.lensdb", fileSystem: fileSystem).list().snapshots.last?.path)
+        let snapshot = try SnapshotFile(fileSystem: fileSystem, path: path)
+        var items: [SnapshotItem] = []
+        try snapshot.forEachItem { items.append($0) }
+        let writer = try SnapshotWriter(fileSystem: fileSystem, path: path, generation: snapshot.generation, lastLSN: snapshot.lastLSN)
+        var rewritten = 0
+        for item in items {
+            switch item {
+            case let .table(id, name): try writer.addTable(id: id, name: name)
+            case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
+            case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
+            case let .root(name, value): try writer.addRoot(name: name, value: value)
+            case let .rootEncoding(name, value): try writer.addRootEncoding(name: name, value: value)
+            case let .indexOrder(table, index, _, positions):
+                var order = positions
+                if index == "city" { order.reverse(); rewritten += 1 }
+                if index == "age" { order[1] = order[0]; rewritten += 1 }
+                try writer.addIndexOrder(table: table, index: index, positions: order)
+            }
+        }
+        try writer.finish()
+        #expect(rewritten == 2)
+
+        let report = try StoreInspector(path: "/t.lensdb", fileSystem: fileSystem).verify()
+        // Verify has no types to compare keys with: it finds the order that
+        // names a row twice, and only the open finds the reversed one.
+        #expect(report.problems.map(\.message).filter { $0.contains("stored order of index age of people") }.count == 1,
+                "\(report.problems.map(\.message))")
+        #expect(report.problems.count == 1)
+        let store = try tableStore(fileSystem)
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == personIndexes.count - 2)
+        #expect(try Self.answers(people) == Self.expected(all))
+    }
+
+    @Test func infoNamesTheStoredOrders() throws {
+        let fileSystem = SimulatedFileSystem()
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Person.self, named: "people", indexes: [.on(\.city), .on(\.city, \.age)]).put(Self.people(20, seed: 11))
+            try store.compact()
+            store.close()
+        }
+        let info = try StoreInspector(path: "/t.lensdb", fileSystem: fileSystem).info()
+        let snapshot = try #require(info.files.first { $0.role == .snapshot })
+        #expect(snapshot.indexOrders == ["people.city", "people.city+age"])
+        #expect(snapshot.formatVersion == SnapshotFormat.plainVersion)
+    }
+
+    @Test func statisticsAddUpEncodingsAndMemoryPerTable() throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        let places = try store.table(Place.self, named: "places")
+        let all = Self.people(100, seed: 12)
+        try people.put(all)
+        try places.put(Place(id: "x", label: "Lyon"))
+        let encoder = ValueEncoder()
+        let encoded = try all.reduce(0) { $0 + (try encoder.encode($1)).count }
+        var statistics = store.statistics.tables
+        #expect(statistics.map(\.name) == ["people", "places"])
+        #expect(statistics[0].entities == 100 && statistics[0].encodedBytes == encoded)
+        #expect(statistics[0].residentBytes > encoded, "boxes, the row tree and seven indexes")
+        #expect(statistics[1].indexes == 0 && statistics[1].entities == 1)
+
+        var changed = all[0]
+        changed.name += "-with-a-longer-name"
+        try people.put(changed)
+        try people.remove(all[1].id)
+        statistics = store.statistics.tables
+        let expected = encoded - (try encoder.encode(all[0])).count + (try encoder.encode(changed)).count
+            - (try encoder.encode(all[1])).count
+        #expect(statistics[0].entities == 99 && statistics[0].encodedBytes == expected)
+    }
+}
+
+/// A table without indexes, keyed by string.
+private struct Place: Entity, Equatable {
+    var id: String
+    var label: String
+}
