@@ -9,7 +9,8 @@ import LensTestSupport
 /// injects I/O errors; after each, reopens and checks the reference model.
 /// Workloads run on plain stores and on encrypted ones whose key changes
 /// among the steps; after a key change cut short, exactly one of the two
-/// keys must open the store.
+/// keys must open the store. Every fourth workload is one of typed tables
+/// with indexes, whose snapshots store index orders.
 @main
 struct CrashFuzz: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -44,6 +45,9 @@ struct CrashFuzz: ParsableCommand {
     @Option(help: "plain, rotating (encrypted, with key changes), or both: plain for even seeds, rotating for odd ones.")
     var encryption: String = "both"
 
+    @Option(help: "Every n-th workload is one of typed tables with indexes, compactions and reopens (0: none).")
+    var tablesEvery: Int = 4
+
     func validate() throws {
         guard encryption == "both" || CrashWorkload.Encryption(rawValue: encryption) != nil else {
             throw ValidationError("--encryption takes plain, rotating or both, not \(encryption)")
@@ -62,6 +66,12 @@ struct CrashFuzz: ParsableCommand {
         var tested = 0, workloads = 0
         var workloadSeed = first
         while Date().timeIntervalSince(started) < seconds && (points == 0 || tested < points) {
+            if tablesEvery > 0, cut == nil, workloads % tablesEvery == tablesEvery - 1 {
+                tested += try checkTables(seed: workloadSeed)
+                workloads += 1
+                workloadSeed &+= 1
+                continue
+            }
             let mode = encryption(forSeed: workloadSeed)
             let workload = CrashWorkload(seed: workloadSeed, steps: ops, encryption: mode)
             let cuts = cut.map { [$0] } ?? Array(0...CrashCheck.mutatingCalls(of: workload))
@@ -83,6 +93,25 @@ struct CrashFuzz: ParsableCommand {
         }
         let elapsed = Date().timeIntervalSince(started)
         print("crash points tested: \(tested) in \(workloads) workloads, \(String(format: "%.0f", Double(tested) / elapsed)) points/s, no violation")
+    }
+
+    /// A typed-table workload cut at every mutating call: the table holds a
+    /// prefix with every durable transaction, and its indexes, stored-order
+    /// ones included, answer as a scan does.
+    private func checkTables(seed: UInt64) throws -> Int {
+        let workload = TableCrashWorkload(seed: seed, steps: ops / 2)
+        var tested = 0
+        for point in 0...workload.mutatingCalls() {
+            for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
+                let outcome = workload.check(cut: point, model: model, crashSeed: seed &* 31 &+ UInt64(point * 3 + index))
+                if let violation = outcome.violation {
+                    print("\(violation) [typed tables, crash model \(index)], found after \(tested) crash points")
+                    throw ExitCode(1)
+                }
+                tested += 1
+            }
+        }
+        return tested
     }
 
     /// Every kind of I/O error at the first few calls of each kind.

@@ -83,4 +83,22 @@ import Testing
         print("tableCrash: \(points) crash points, \(inStoredOrder) opened with stored index orders")
         #expect(inStoredOrder > 0, "some cuts fall after a compaction, with nothing written since")
     }
+
+    /// The crash fuzzer's typed-table workload (compactions and reopens
+    /// among the transactions), with a short budget.
+    @Test func theFuzzersTableWorkloadRecoversAtEveryCut() throws {
+        var random = SeededGenerator.fromEnvironment("tableCrashWorkload")
+        var points = 0, inStoredOrder = 0
+        for _ in 0..<2 {
+            let workload = TableCrashWorkload(seed: random.next(), steps: 12)
+            for cut in 0...workload.mutatingCalls() {
+                let outcome = workload.check(cut: cut, model: [CrashModel.default, .tearAll, .keepAll][cut % 3], crashSeed: random.next())
+                #expect(outcome.violation == nil, "\(outcome.violation ?? "")")
+                if outcome.violation != nil { return }
+                if outcome.inStoredOrder { inStoredOrder += 1 }
+                points += 1
+            }
+        }
+        print("tableCrashWorkload: \(points) crash points, \(inStoredOrder) opened with stored index orders")
+    }
 }

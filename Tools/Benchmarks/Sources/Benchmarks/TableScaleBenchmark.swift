@@ -24,20 +24,22 @@ let tableScaleWorkload = Workload(
         _ = try pool.writeWithoutTransaction { try $0.checkpoint(.truncate) }
         try pool.close()
         let (lensOpen, grdbOpen) = try openTimes(lensPath.path, grdbPath.path, count: count, repetitions: 3)
-        let memory = try residentBytesPerEntity(lensPath.path, count: count)
+        let (memory, estimate) = try residentBytesPerEntity(lensPath.path, count: count)
         let encoded = Double(try ValueEncoder().encode(BenchPerson.make(Int64(count / 2))).count)
         rows.append(["\(count)", format(reads.rate(0)), String(format: "%.1f×", reads.rate(0) / reads.rate(1)),
                      format(queries.rate(0)), String(format: "%.1f×", queries.rate(0) / queries.rate(1)),
                      String(format: "%.2f", median(lensOpen) / Double(count) * 1e6), String(format: "%.2f×", median(grdbOpen) / median(lensOpen)),
-                     String(format: "%.0f", memory), String(format: "%.0f", encoded), String(format: "%.1f×", memory / encoded)])
+                     String(format: "%.0f", memory), String(format: "%.0f", estimate), String(format: "%.0f", encoded),
+                     String(format: "%.1f×", memory / encoded)])
     }
     printTable(["people", "W4 reads/s", "vs GRDB", "W5 queries/s", "vs GRDB", "W6 µs/entity", "vs GRDB",
-                "RSS bytes/entity", "encoded bytes/entity", "RSS / encoded"], rows)
+                "RSS bytes/entity", "statistics bytes/entity", "encoded bytes/entity", "RSS / encoded"], rows)
 }
 
 /// Opens the store and its table in a child process and returns the growth
-/// of its resident memory per entity: what the table costs in memory.
-func residentBytesPerEntity(_ path: String, count: Int) throws -> Double {
+/// of its resident memory per entity, what the table costs in memory, and
+/// the table's `residentBytes` in `store.statistics` per entity.
+func residentBytesPerEntity(_ path: String, count: Int) throws -> (measured: Double, reported: Double) {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["memory-probe", path]
@@ -46,8 +48,9 @@ func residentBytesPerEntity(_ path: String, count: Int) throws -> Double {
     try process.run()
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    guard let bytes = Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) else { return .nan }
-    return bytes / Double(count)
+    let numbers = text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
+    guard numbers.count == 2 else { return (.nan, .nan) }
+    return (numbers[0] / Double(count), numbers[1] / Double(count))
 }
 
 /// The child's side: resident bytes added by opening the table.
@@ -59,7 +62,7 @@ func memoryProbe(_ path: String) throws {
     // What open freed (the bytes the table replaced by entities) goes back
     // to the system, so what remains is what the table holds.
     trimMalloc()
-    print(residentBytes() - before)
+    print(residentBytes() - before, store.statistics.tables.first { $0.name == "people" }?.residentBytes ?? 0)
     store.close()
 }
 

@@ -37,6 +37,7 @@ let tablesWorkload = Workload(
     let lensBytes = Double(diskBytes(lensPath.path))
     let grdbBytes = Double(["", "-wal", "-shm"].reduce(Int64(0)) { $0 + diskBytes(grdbPath.path + $1) })
     rows.append(try w6Open(lensPath.path, grdbPath.path, count: 100_000))
+    rows.append(try w1PeakResident())
     rows.append(["disk after compaction / checkpoint", "\(Int(lensBytes)) bytes", "—", "\(Int(grdbBytes)) bytes",
                  String(format: "%.2f× the bytes", lensBytes / grdbBytes), "", "", "≤ 0.5×"])
     printTable(["workload", "typed", "core", "GRDB", "typed / GRDB", "core / GRDB", "typed / core", "goal"], rows)
@@ -104,6 +105,47 @@ private func w1Inserts() throws -> [String] {
         }
     }
     return row("W1 100k inserts, one durable transaction (rows/s)", rates, goal: "≥ 10×")
+}
+
+/// Peak resident memory through W1, each side in a child process of its
+/// own: the typed table, the core, GRDB (the process's peak, MiB, with
+/// the 100k people to insert, which each side holds alike).
+func w1PeakResident() throws -> [String] {
+    let peaks = try ["typed", "core", "grdb"].map { side -> Double in
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["w1-peak-probe", side]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
+    }
+    return ["peak RSS through W1 (MiB)", mebi(peaks[0]), mebi(peaks[1]), mebi(peaks[2]),
+            String(format: "%.2f× GRDB's", peaks[0] / peaks[2]), String(format: "%.2f×", peaks[1] / peaks[2]), "", "≤ 1.5× GRDB's"]
+}
+
+/// The child's side of ``w1PeakResident()``: W1 on `side`, then the peak.
+func w1PeakProbe(_ side: String) throws {
+    let people = (1...100_000).map { BenchPerson.make(Int64($0)) }
+    let path = BenchPath("w1-peak-\(side)")
+    defer { path.remove() }
+    switch side {
+    case "typed":
+        let (store, table) = try openLensPeople(path.path)
+        try table.put(people)
+        store.close()
+    case "core":
+        let core = try CorePeople(path.path)
+        try core.put(people)
+        core.store.close()
+    default:
+        let pool = try openGRDBPeople(path.path, create: true)
+        try pool.write { db in for person in people { try person.insert(db) } }
+        try pool.close()
+    }
+    print(peakResidentBytes())
 }
 
 /// W2: one entity per durable commit, one writer, on the 100k table.

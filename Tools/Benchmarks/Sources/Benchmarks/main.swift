@@ -25,6 +25,11 @@ if CommandLine.arguments.dropFirst().first == "memory-probe", let path = Command
     exit(0)
 }
 
+if CommandLine.arguments.dropFirst().first == "w1-peak-probe", let side = CommandLine.arguments.dropFirst(2).first {
+    try w1PeakProbe(side)
+    exit(0)
+}
+
 if CommandLine.arguments.dropFirst().first == "recovery-probe", CommandLine.arguments.count == 4 {
     try recoveryProbe(CommandLine.arguments[2], CommandLine.arguments[3])
     exit(0)
