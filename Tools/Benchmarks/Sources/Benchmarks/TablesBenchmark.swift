@@ -24,6 +24,7 @@ let tablesWorkload = Workload(
     try core.fill(count: 100_000)
     rows.append(try w2SingleCommits(people, core, pool))
     rows.append(try w3ConcurrentCommits(people, core, pool))
+    rows.append(try commitCPU(store, people, core))
     rows.append(try w4PointReads(people, core, pool, count: 100_000))
     rows.append(try w5Query(people, pool, count: 100_000))
     rows.append(try w7Updates(store, people, core, pool))
@@ -184,6 +185,42 @@ private func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePe
         },
     ], rounds: 6, window: 0.4)
     return row("W2 single-entity durable commits, 1 writer (commits/s)", results, goal: "≥ 2× (≥ 95% of the core)")
+}
+
+/// Commit CPU: one entity per commit with no sync (`Durability.none`),
+/// typed against the core, which encodes the same person and puts its
+/// bytes: what a typed put costs beyond the core's, with every index
+/// updated. GRDB has no commit without a sync; it is left out.
+private func commitCPU(_ store: Store, _ people: LensDB.Table<BenchPerson>, _ core: CorePeople) throws -> [String] {
+    var version = 0
+    let next = { () -> BenchPerson in
+        version += 1
+        return BenchPerson.make(Int64(version % 100_000 + 1), version: version)
+    }
+    let results = try interleave([
+        Contender(name: "typed") { deadline in
+            var count = 0
+            while now() < deadline {
+                let person = next()
+                try store.write(durability: Durability.none) { tx in try tx[people].put(person) }
+                count += 1
+            }
+            return count
+        },
+        Contender(name: "core") { deadline in
+            var count = 0
+            while now() < deadline {
+                let person = next()
+                try core.store.write(durability: Durability.none) { tx in try core.put(person, in: &tx) }
+                count += 1
+            }
+            return count
+        },
+    ], rounds: 6, window: 0.3)
+    let typed = results.rate(0), bytes = results.rate(1)
+    let ratios = results.roundRatios(1) { results.roundRates[0][$0] }
+    return ["commit CPU: one put per commit, no sync (commits/s)", format(typed), format(bytes), "—", "", "",
+            String(format: "typed costs %.2f× the core; per round ", bytes / typed) + timesSpread(ratios), "≤ 2×"]
 }
 
 /// W3: 8 threads × 250 durable commits; the rate of the whole.
