@@ -76,14 +76,17 @@ public struct Migrator: Sendable {
     ///
     /// Call it before opening the tables a migration changes: a migration
     /// works on stored rows, and a table already open with its type throws
-    /// ``MigrationError/tableIsOpen(store:table:)``.
+    /// ``MigrationError/tableIsOpen(store:migration:table:)``.
     ///
     /// Thread-safety: any thread; each migration is serialized with every
     /// other writer, and two calls at once run each migration once.
     /// `progress` is called on the calling thread, inside the store's write
     /// lock: it must not call the store.
     ///
-    /// - Parameter progress: called as each step works through a table's rows.
+    /// - Parameters:
+    ///   - store: the store, opened and with none of the tables the
+    ///     migrations change opened yet.
+    ///   - progress: called as each step works through a table's rows.
     /// - Returns: the names of the migrations that ran now.
     /// - Throws: ``MigrationError/unknownMigrations(store:names:)`` before
     ///   writing anything when the store was migrated by a newer release;
