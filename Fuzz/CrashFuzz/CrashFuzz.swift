@@ -9,7 +9,9 @@ import LensTestSupport
 /// injects I/O errors; after each, reopens and checks the reference model.
 /// Workloads run on plain stores and on encrypted ones whose key changes
 /// among the steps; after a key change cut short, exactly one of the two
-/// keys must open the store.
+/// keys must open the store. Each seed also gets a migration workload
+/// (``MigrationWorkload``), cut at every call of the open that migrates:
+/// each migration must be run and recorded, or neither.
 @main
 struct CrashFuzz: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +26,7 @@ struct CrashFuzz: ParsableCommand {
           CrashFuzz --seconds 60
           CrashFuzz --seconds 60 --encryption rotating
           CrashFuzz --seed 42 --ops 30 --cut 17 --encryption plain      (replay one crash point)
+          CrashFuzz --seed 42 --cut 9 --workloads migrations               (replay one migration crash point)
         """)
 
     @Option(help: "Stop starting new workloads after this many seconds.")
@@ -44,7 +47,13 @@ struct CrashFuzz: ParsableCommand {
     @Option(help: "plain, rotating (encrypted, with key changes), or both: plain for even seeds, rotating for odd ones.")
     var encryption: String = "both"
 
+    @Option(help: "stores (transactions, compactions, key changes), migrations, or both (each seed runs one of each).")
+    var workloads: String = "both"
+
     func validate() throws {
+        guard ["stores", "migrations", "both"].contains(workloads) else {
+            throw ValidationError("--workloads takes stores, migrations or both, not \(workloads)")
+        }
         guard encryption == "both" || CrashWorkload.Encryption(rawValue: encryption) != nil else {
             throw ValidationError("--encryption takes plain, rotating or both, not \(encryption)")
         }
@@ -59,9 +68,16 @@ struct CrashFuzz: ParsableCommand {
         let first = seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         print("CrashFuzz: first workload seed \(first), \(ops) steps each")
         let started = Date()
-        var tested = 0, workloads = 0
+        var tested = 0, workloadCount = 0
         var workloadSeed = first
         while Date().timeIntervalSince(started) < seconds && (points == 0 || tested < points) {
+            if workloads != "stores" { tested += try runMigrations(seed: workloadSeed) }
+            guard workloads != "migrations" else {
+                workloadCount += 1
+                if cut != nil { break }
+                workloadSeed &+= 1
+                continue
+            }
             let mode = encryption(forSeed: workloadSeed)
             let workload = CrashWorkload(seed: workloadSeed, steps: ops, encryption: mode)
             let cuts = cut.map { [$0] } ?? Array(0...CrashCheck.mutatingCalls(of: workload))
@@ -70,19 +86,37 @@ struct CrashFuzz: ParsableCommand {
                     let crashSeed = workloadSeed &* 31 &+ UInt64(point * 3 + index)
                     if let violation = CrashCheck.check(workload, cutPoint: point, crashSeed: crashSeed, model: model) {
                         print("\(violation) [crash model \(index)], found after \(tested) crash points")
-                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point) --encryption \(mode.rawValue)")
+                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point) --encryption \(mode.rawValue) --workloads stores")
                         throw ExitCode(1)
                     }
                     tested += 1
                 }
             }
             tested += try injectFaults(workload)
-            workloads += 1
+            workloadCount += 1
             if cut != nil { break }
             workloadSeed &+= 1
         }
         let elapsed = Date().timeIntervalSince(started)
-        print("crash points tested: \(tested) in \(workloads) workloads, \(String(format: "%.0f", Double(tested) / elapsed)) points/s, no violation")
+        print("crash points tested: \(tested) in \(workloadCount) workloads, \(String(format: "%.0f", Double(tested) / elapsed)) points/s, no violation")
+    }
+
+    /// The migration workload of `seed`, cut at every call (or at ``cut``).
+    private func runMigrations(seed: UInt64) throws -> Int {
+        let workload = MigrationWorkload(seed: seed)
+        let expected = try MigrationCrashCheck.expectedStates(workload)
+        let cuts = try cut.map { [$0] } ?? Array(0...MigrationCrashCheck.mutatingCalls(of: workload))
+        for point in cuts {
+            for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
+                let crashSeed = seed &* 37 &+ UInt64(point * 3 + index)
+                if let violation = MigrationCrashCheck.check(workload, expected: expected, cutPoint: point, crashSeed: crashSeed, model: model) {
+                    print("\(violation) [crash model \(index)]; migrations: \(workload.migrations)")
+                    print("replay: CrashFuzz --seed \(seed) --cut \(point) --workloads migrations")
+                    throw ExitCode(1)
+                }
+            }
+        }
+        return cuts.count * 3
     }
 
     /// Every kind of I/O error at the first few calls of each kind.

@@ -46,17 +46,6 @@ enum MigrationFixtures {
         return store
     }
 
-    /// Every table's rows and every root, as bytes: two states that compare
-    /// equal hold the same data.
-    static func contents(_ state: StoreState) -> [String: [[UInt8]: [UInt8]]] {
-        var result: [String: [[UInt8]: [UInt8]]] = [:]
-        for table in state.tableNames {
-            var rows: [[UInt8]: [UInt8]] = [:]
-            // Stored entries encode: they were encoded when committed.
-            try? state.forEachEncodedEntry(in: table) { key, value in rows[key] = value }
-            result["table " + table] = rows
-        }
-        for root in state.rootNames { result["root " + root] = [[]: (try? state.root(named: root)?.bytes()) ?? []] }
-        return result
-    }
+    /// Every table's rows and every root, as bytes.
+    static func contents(_ state: StoreState) -> MigrationCrashCheck.Contents { MigrationCrashCheck.contents(state) }
 }

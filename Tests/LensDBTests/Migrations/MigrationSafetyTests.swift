@@ -84,6 +84,28 @@ import Testing
         print("migrationCrash: \(points) crash points over \(calls) calls")
     }
 
+    /// Random migration workloads, cut at every call: each of eight kinds
+    /// of step, on tables that appear and go, under the oracle the crash
+    /// fuzzer runs at length.
+    @Test func powerCutAtEveryCallOfRandomMigrationsLeavesEachRunOrNot() throws {
+        var random = SeededGenerator.fromEnvironment(default: 0x0A11_5E7)
+        var points = 0
+        for _ in 0..<2 {
+            let workload = MigrationWorkload(seed: random.next())
+            let expected = try MigrationCrashCheck.expectedStates(workload)
+            let calls = try MigrationCrashCheck.mutatingCalls(of: workload)
+            for cut in 0...calls {
+                for model in [CrashModel.default, .tearAll, .keepAll] {
+                    let violation = MigrationCrashCheck.check(workload, expected: expected, cutPoint: cut, crashSeed: random.next(), model: model)
+                    #expect(violation == nil, "\(violation.map(String.init(describing:)) ?? "") — steps: \(workload.migrations)")
+                    if violation != nil { return }
+                    points += 1
+                }
+            }
+        }
+        print("randomMigrationCrash: \(points) crash points")
+    }
+
     static func openAndMigrate(_ fileSystem: SimulatedFileSystem, _ migrator: Migrator) throws {
         let store = try tableStore(fileSystem, checkingInvariants: false)
         defer { store.close() }
