@@ -28,6 +28,50 @@ import Testing
         #expect(contacts.all() == MigrationFixtures.contacts.map(MigrationFixtures.upgraded))
     }
 
+    @Test func removeFieldAndADocumentChangeSurviveAReopen() throws {
+        let fileSystem = SimulatedFileSystem()
+        try MigrationFixtures.release1Store(fileSystem).close()
+        var migrator = Migrator()
+        migrator.registerMigration("drop-email") { try $0.removeField("email", inTable: "contacts") }
+        migrator.registerMigration("shout") { migration in
+            try migration.changeField("name", inTable: "contacts") { name in
+                guard case let .string(text) = name else { return name }
+                return .string(text.uppercased())
+            }
+        }
+        let store = try tableStore(fileSystem)
+        try migrator.migrate(store)
+        store.close()
+        struct Contact: Entity, Equatable {
+            var id: Int64
+            var name: String
+            var email: String?
+            var age: String
+        }
+        let reopened = try tableStore(fileSystem)
+        defer { reopened.close() }
+        #expect(try reopened.table(Contact.self, named: "contacts").all()
+                == MigrationFixtures.contacts.map { Contact(id: $0.id, name: $0.name.uppercased(), email: nil, age: $0.age) })
+        #expect(try reopened.migrationHistory().schemaVersion(ofTable: "contacts") == 2)
+    }
+
+    @Test func concurrentMigratesRunEachMigrationOnce() throws {
+        let fileSystem = SimulatedFileSystem()
+        try MigrationFixtures.release1Store(fileSystem).close()
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        let ran = Locked<[String]>([])
+        runConcurrently(threads: 4) { _ in
+            // Every thread migrates the same store; a failure shows as a
+            // migration missing from `ran` or run twice.
+            guard let names = try? MigrationFixtures.release2.migrate(store) else { return }
+            ran.withLock { $0 += names }
+        }
+        #expect(ran.withLock { $0.sorted() } == MigrationFixtures.release2.migrationNames.sorted())
+        #expect(try store.migrationHistory().applied.map(\.name) == MigrationFixtures.release2.migrationNames)
+        #expect(try store.table(ContactV2.self, named: "contacts").all() == MigrationFixtures.contacts.map(MigrationFixtures.upgraded))
+    }
+
     @Test func addFieldKeepsAValueARowHas() throws {
         let store = Store.inMemory()
         try store.write { tx in
