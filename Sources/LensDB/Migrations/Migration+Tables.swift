@@ -3,11 +3,14 @@ extension Migration {
     /// included. A table that does not exist renames to nothing.
     ///
     /// Open it afterwards under the new name: `store.table(T.self, named: newName)`.
-    /// - Throws: ``MigrationError/keyConflict(store:migration:table:key:)``
+    /// - Throws: ``MigrationError/tableExists(store:migration:table:)``
     ///   when `newName` already holds rows; ``MigrationError/tableIsOpen(store:migration:table:)``.
     /// - Complexity: O(n log n) for n rows.
     public mutating func renameTable(_ table: String, to newName: String) throws {
         guard table != newName else { return }
+        guard transaction.state.count(in: newName) == 0 else {
+            throw MigrationError.tableExists(store: store, migration: name, table: newName)
+        }
         let version = versions[table] ?? 0
         let raised = touched.contains(table)
         try moveRows(from: table, to: newName) { _ in true }

@@ -17,6 +17,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case notDocuments(store: String, migration: String, table: String, encoding: String)
     /// A step would put a row into `table` under a key it already holds.
     case keyConflict(store: String, migration: String, table: String, key: String)
+    /// ``Migration/renameTable(_:to:)`` names a new name that a table
+    /// with rows already has.
+    case tableExists(store: String, migration: String, table: String)
     /// A step would move rows between tables whose keys are encoded differently.
     case encodingMismatch(store: String, migration: String, source: String, target: String)
     /// A stored row did not decode as a step needs it (as a document, or as
@@ -35,6 +38,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(store): migration \(migration) works on documents, and table \(table) holds \(encoding) values; change that table's rows through the byte-level Transaction API instead"
         case let .keyConflict(store, migration, table, key):
             "\(store): migration \(migration) would put a second row under key \(key) into table \(table); nothing was changed: give the rows distinct identifiers before moving them"
+        case let .tableExists(store, migration, table):
+            "\(store): migration \(migration) would rename a table to \(table), which already holds rows; nothing was changed: drop it or move its rows first, or rename to another name"
         case let .encodingMismatch(store, migration, source, target):
             "\(store): migration \(migration) would move rows from table \(source) into table \(target), whose keys are encoded differently; move rows only between tables of the same identifier type"
         case let .undecodable(store, migration, table, key, reason):

@@ -72,6 +72,26 @@ import Testing
         #expect(try store.table(ContactV2.self, named: "contacts").all() == MigrationFixtures.contacts.map(MigrationFixtures.upgraded))
     }
 
+    @Test func renamingOntoATableWithRowsOrMovingOntoTheirKeysChangesNothing() throws {
+        let fileSystem = SimulatedFileSystem()
+        try MigrationFixtures.release1Store(fileSystem).close()
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        var copy = Migrator()
+        copy.registerMigration("copy") { migration in
+            try migration.splitRows(of: "contacts", into: "backup") { row in row }
+        }
+        try copy.migrate(store)
+        let before = MigrationFixtures.contents(store.current)
+        var rename = copy
+        rename.registerMigration("rename") { try $0.renameTable("contacts", to: "backup") }
+        #expect(throws: MigrationError.tableExists(store: "/t.lensdb", migration: "rename", table: "backup")) { try rename.migrate(store) }
+        var merge = copy
+        merge.registerMigration("merge") { try $0.moveRows(from: "contacts", to: "backup") }
+        #expect(throws: MigrationError.keyConflict(store: "/t.lensdb", migration: "merge", table: "backup", key: "1")) { try merge.migrate(store) }
+        #expect(MigrationFixtures.contents(store.current) == before)
+    }
+
     @Test func addFieldKeepsAValueARowHas() throws {
         let store = Store.inMemory()
         try store.write { tx in
