@@ -64,6 +64,7 @@ import Testing
                 let fileSystem = SimulatedFileSystem()
                 try MigrationFixtures.release1Store(fileSystem, checkingInvariants: false).close()
                 fileSystem.powerCut(afterMutatingCalls: cut)
+                // The power cut throws: whether it let migrate return is all that matters.
                 let finished = (try? Self.openAndMigrate(fileSystem, migrations)) != nil
                 fileSystem.crash(seed: random.next(), model: model)
                 let store = try tableStore(fileSystem)

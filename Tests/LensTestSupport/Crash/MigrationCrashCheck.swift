@@ -67,6 +67,8 @@ public enum MigrationCrashCheck {
             if finished && applied != workload.migrations.count {
                 return violation("migrate returned, and the reopened store lacks migrations after the \(applied) it recorded")
             }
+            // A step that cannot apply throws here as in the uncut run; the
+            // comparison below is what judges the outcome.
             _ = try? workload.migrator().migrate(store)
             guard contents(store.current) == expected.last! else {
                 return violation("migrating again after the crash ends elsewhere than an uncut run (\(applied) were recorded)")
