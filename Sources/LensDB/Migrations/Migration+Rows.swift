@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 extension Migration {
     /// Adds `field` with `value` to every row of `table` that lacks it (a
     /// row that has the field, even as null, keeps its value).
@@ -124,9 +132,16 @@ extension Migration {
             throw MigrationError.tableIsOpen(store: store, migration: name, table: table)
         }
         let entries = transaction.state.tables[table] ?? [:]
+        // Key order, so that progress and the first row an error names are
+        // the same in every run (a hash map's order is not). Positions are
+        // sorted, with the keys compared in place.
+        let rows = Array(entries)
+        let order = rows.withUnsafeBufferPointer { rows in
+            Array(rows.indices).sorted { precedes(rows[$0].key, rows[$1].key) }
+        }
         // Rows of a table no program opened are held as bytes: `.decoded`
         // does not occur here, and bytes() of `.encoded` does not throw.
-        return try entries.keys.sorted { $0.lexicographicallyPrecedes($1) }.map { ($0, try entries[$0]!.bytes()) }
+        return try order.map { (rows[$0].key, try rows[$0].value.bytes()) }
     }
 
     /// The encoding of `table`, whose values must be documents; the
@@ -168,4 +183,12 @@ struct RowReader {
     func keyText(_ key: [UInt8], _ encoding: TableEncoding?) -> String {
         RenderedValue(key: key, encoding: encoding?.key).text
     }
+}
+
+/// Whether key `a` comes before key `b` in byte order: what
+/// `lexicographicallyPrecedes` says, a `memcmp` at a time.
+func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    let common = min(a.count, b.count)
+    let order = common == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, common) } }
+    return order != 0 ? order < 0 : a.count < b.count
 }
