@@ -1,20 +1,36 @@
 extension Migration {
-    /// Renames `table` to `newName`, rows, encoding and schema version
-    /// included. A table that does not exist renames to nothing.
+    /// Renames `table` to `newName`: its rows, byte for byte, its encoding
+    /// and its schema version. A table that does not exist renames to
+    /// nothing. Works on tables of any encoding, raw bytes included.
     ///
     /// Open it afterwards under the new name: `store.table(T.self, named: newName)`.
     /// - Throws: ``MigrationError/tableExists(store:migration:table:)``
-    ///   when `newName` already holds rows; ``MigrationError/tableIsOpen(store:migration:table:)``.
+    ///   when `newName` already holds rows; ``MigrationError/tableIsOpen(store:migration:table:)``;
+    ///   ``MigrationError/notDocuments(store:migration:table:encoding:)``
+    ///   for a table written before encodings were recorded.
     /// - Complexity: O(n log n) for n rows.
     public mutating func renameTable(_ table: String, to newName: String) throws {
         guard table != newName else { return }
+        let rows = try storedRows(of: table)
+        guard transaction.state.typed[newName] == nil else {
+            throw MigrationError.tableIsOpen(store: store, migration: name, table: newName)
+        }
         guard transaction.state.count(in: newName) == 0 else {
             throw MigrationError.tableExists(store: store, migration: name, table: newName)
         }
+        if !rows.isEmpty {
+            guard let encoding = transaction.state.encoding(ofTable: table) else {
+                throw MigrationError.notDocuments(store: store, migration: name, table: table, encoding: "unknown")
+            }
+            for (done, row) in rows.enumerated() {
+                transaction.put(.encoded(row.bytes), for: row.key, in: newName, encoding: encoding)
+                transaction.remove(row.key, from: table)
+                report(table, done: done + 1, total: rows.count)
+            }
+        }
+        // The new name continues the old one's versions, raised once by this migration.
         let version = versions[table] ?? 0
         let raised = touched.contains(table)
-        try moveRows(from: table, to: newName) { _ in true }
-        // The new name continues the old one's versions, raised once by this migration.
         forget(table)
         versions[newName] = raised ? version : version + 1
         markTouched(newName)

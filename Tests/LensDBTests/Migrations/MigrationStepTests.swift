@@ -92,6 +92,22 @@ import Testing
         #expect(MigrationFixtures.contents(store.current) == before)
     }
 
+    @Test func renameTableKeepsRawBytesAndTheirEncoding() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try tableStore(fileSystem)
+        try store.write { tx in tx.put([0xFF, 0x00], for: [1], in: "blobs") }
+        var migrator = Migrator()
+        migrator.registerMigration("rename-blobs") { try $0.renameTable("blobs", to: "payloads") }
+        try migrator.migrate(store)
+        store.close()
+        let reopened = try tableStore(fileSystem)
+        defer { reopened.close() }
+        #expect(reopened.current.tableNames == ["payloads"])
+        #expect(try reopened.current.value(in: "payloads", key: [1])?.bytes() == [0xFF, 0x00])
+        #expect(reopened.current.encoding(ofTable: "payloads") == TableEncoding(key: .raw, value: .raw))
+        #expect(try reopened.migrationHistory().schemaVersions == ["payloads": 1])
+    }
+
     @Test func addFieldKeepsAValueARowHas() throws {
         let store = Store.inMemory()
         try store.write { tx in
