@@ -44,14 +44,9 @@ public struct MigrationHistory: Sendable, Equatable {
         guard case let .array(entries) = document["applied"], case let .object(versions) = document["versions"] else {
             throw unreadable("it lacks the applied list or the versions")
         }
-        for entry in entries {
-            guard case let .string(name) = entry["name"], case let .int(lsn) = entry["lsn"], case let .array(tables) = entry["tables"] else {
-                throw unreadable("an applied migration lacks its name, LSN or tables")
-            }
-            applied.append(AppliedMigration(name: name, lsn: UInt64(clamping: lsn), tables: tables.compactMap {
-                if case let .string(table) = $0 { return table }
-                return nil
-            }))
+        applied = try entries.map { entry in
+            guard let migration = AppliedMigration(entry) else { throw unreadable("an applied migration lacks its name, LSN or tables") }
+            return migration
         }
         for (table, version) in versions {
             guard case let .int(number) = version else { throw unreadable("the version of table \(table) is not a number") }
@@ -97,4 +92,21 @@ public struct AppliedMigration: Sendable, Equatable, Codable {
     public let lsn: UInt64
     /// The tables it changed, renamed (old and new name) or dropped, sorted.
     public let tables: [String]
+
+    init(name: String, lsn: UInt64, tables: [String]) {
+        self.name = name
+        self.lsn = lsn
+        self.tables = tables
+    }
+
+    /// The entry as the history document holds it; nil when a member is missing.
+    init?(_ entry: Document) {
+        guard case let .string(name) = entry["name"], case let .int(lsn) = entry["lsn"], case let .array(tables) = entry["tables"] else {
+            return nil
+        }
+        self.init(name: name, lsn: UInt64(clamping: lsn), tables: tables.compactMap {
+            if case let .string(table) = $0 { return table }
+            return nil
+        })
+    }
 }
