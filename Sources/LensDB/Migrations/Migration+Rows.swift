@@ -87,7 +87,9 @@ extension Migration {
     /// Re-encodes every row of `table` from `Old` to `New` with `convert`:
     /// the typed escape hatch, for a change that documents do not express well.
     ///
-    /// Each row keeps its key, so `convert` must keep the identifier.
+    /// Each row keeps its key, so `convert` must keep the identifier: an
+    /// ``Entity`` whose `id` no longer matches the key throws
+    /// ``MigrationError/identifierChanged(store:migration:table:key:newIdentifier:)``.
     /// A row that does not decode as `Old` stops the migration
     /// (``UndecodablePolicy/fail``), or is left as it is
     /// (``UndecodablePolicy/quarantine``), for a table opened with quarantine to set aside.
@@ -106,7 +108,12 @@ extension Migration {
                 if policy == .quarantine { return nil }
                 throw reader.undecodable(key, table: table, encoding: encoding, DecodingFailure.reason(error))
             }
-            let encoded = try ValueEncoder().encode(try convert(value))
+            let converted = try convert(value)
+            if let entity = converted as? any Entity, let moved = try reader.changedIdentifier(of: entity, key: key, encoding: encoding) {
+                throw MigrationError.identifierChanged(store: reader.store, migration: reader.migration, table: table,
+                                                       key: reader.keyText(key, encoding), newIdentifier: moved)
+            }
+            let encoded = try ValueEncoder().encode(converted)
             return encoded == bytes ? nil : encoded
         }
     }
@@ -182,6 +189,14 @@ struct RowReader {
 
     func keyText(_ key: [UInt8], _ encoding: TableEncoding?) -> String {
         RenderedValue(key: key, encoding: encoding?.key).text
+    }
+
+    /// The identifier of `entity`, when it is not the one stored as `key`.
+    func changedIdentifier<E: Entity>(of entity: E, key: [UInt8], encoding: TableEncoding?) throws -> String? {
+        let schema = TableSchema.of(E.self)
+        // A table whose keys another identifier type wrote cannot hold this entity's key.
+        guard encoding?.key == nil || encoding?.key == schema.keyEncoding else { return "\(entity.id)" }
+        return schema.keyBytes(of: try identifierValue(entity.id)) == key ? nil : "\(entity.id)"
     }
 }
 

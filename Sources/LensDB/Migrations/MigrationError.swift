@@ -22,6 +22,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
     case tableExists(store: String, migration: String, table: String)
     /// A step would move rows between tables whose keys are encoded differently.
     case encodingMismatch(store: String, migration: String, source: String, target: String)
+    /// ``Migration/convertRows(inTable:from:to:onUndecodable:_:)`` made an
+    /// entity whose identifier is not the row's key: rows keep their keys.
+    case identifierChanged(store: String, migration: String, table: String, key: String, newIdentifier: String)
     /// A stored row did not decode as a step needs it (as a document, or as
     /// the old type of ``Migration/convertRows(inTable:from:to:onUndecodable:_:)``).
     case undecodable(store: String, migration: String, table: String, key: String, reason: String)
@@ -42,6 +45,8 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
             "\(store): migration \(migration) would rename a table to \(table), which already holds rows; nothing was changed: drop it or move its rows first, or rename to another name"
         case let .encodingMismatch(store, migration, source, target):
             "\(store): migration \(migration) would move rows from table \(source) into table \(target), whose keys are encoded differently; move rows only between tables of the same identifier type"
+        case let .identifierChanged(store, migration, table, key, newIdentifier):
+            "\(store): migration \(migration) turned the row \(key) of table \(table) into an entity whose identifier is \(newIdentifier); rows keep their keys, so nothing was changed: keep the identifier, or move the entity under its new one with moveRows or a byte-level write"
         case let .undecodable(store, migration, table, key, reason):
             "\(store): migration \(migration) cannot read the row \(key) of table \(table): \(reason); nothing was changed: fix the step, or pass onUndecodable: .quarantine to leave such rows as they are"
         }

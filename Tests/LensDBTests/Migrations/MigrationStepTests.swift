@@ -178,6 +178,26 @@ import Testing
         #expect(try reopened.migrationHistory().schemaVersion(ofTable: "contacts") == 1)
     }
 
+    @Test func convertRowsRefusesAnEntityWhoseIdentifierChanged() throws {
+        let fileSystem = SimulatedFileSystem()
+        try MigrationFixtures.release1Store(fileSystem).close()
+        var migrator = Migrator()
+        migrator.registerMigration("renumber") { migration in
+            try migration.convertRows(inTable: "contacts", from: ContactV1.self, to: ContactV2.self) { old in
+                var new = MigrationFixtures.upgraded(old)
+                new.id += 100
+                return new
+            }
+        }
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        let before = store.current.lsn
+        #expect(throws: MigrationError.identifierChanged(store: "/t.lensdb", migration: "renumber", table: "contacts", key: "1", newIdentifier: "101")) {
+            try migrator.migrate(store)
+        }
+        #expect(store.current.lsn == before)
+    }
+
     @Test func quarantinedRowsMigrateWithTheRest() throws {
         let fileSystem = SimulatedFileSystem()
         try MigrationFixtures.release1Store(fileSystem).close()
