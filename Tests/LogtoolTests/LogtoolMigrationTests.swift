@@ -41,4 +41,18 @@ import Testing
         #expect(json.contains("\"schemaVersion\""), "\(json)")
         #expect(json.contains("\"rename-orders\""), "\(json)")
     }
+
+    @Test func infoSaysWhenTheHistoryDoesNotRead() throws {
+        let directory = try TemporaryDirectory("logtool-migrations")
+        defer { directory.remove() }
+        let path = directory.path + "/newer.lensdb"
+        let store = try Store(at: path)
+        try store.write { tx in
+            tx.setRoot(.encoded(try ValueEncoder().encode(["format": 9] as Document)), named: MigrationHistory.rootName, encoding: .valueFormat)
+        }
+        store.close()
+        let run = try logtool("info", path)
+        #expect(run.status == 0, "an unreadable history is no reason to fail info: \(run.err)")
+        #expect(run.out.contains("migrations: unreadable — \(path): the migration history (root lensdb.migrations) cannot be read because its layout is version 9"), "\(run.out)")
+    }
 }

@@ -17,6 +17,10 @@ import Testing
 
         let reopened = try tableStore(fileSystem)
         defer { reopened.close() }
+        var release3 = MigrationFixtures.release2
+        release3.registerMigration("add-notes") { try $0.addField("notes", default: "", inTable: "contacts") }
+        #expect(try release3.pendingMigrations(in: reopened) == ["add-notes"])
+        #expect(try MigrationFixtures.release2.pendingMigrations(in: reopened).isEmpty)
         let lsn = reopened.current.lsn
         #expect(try MigrationFixtures.release2.migrate(reopened).isEmpty, "a migration ran twice")
         #expect(reopened.current.lsn == lsn, "an up-to-date store was written")
