@@ -9,8 +9,11 @@ import LensTestSupport
 /// injects I/O errors; after each, reopens and checks the reference model.
 /// Workloads run on plain stores and on encrypted ones whose key changes
 /// among the steps; after a key change cut short, exactly one of the two
-/// keys must open the store. Every fourth workload is one of typed tables
-/// with indexes, whose snapshots store index orders.
+/// keys must open the store. Each seed also gets a migration workload
+/// (``MigrationWorkload``), cut at every call of the open that migrates:
+/// each migration must be run and recorded, or neither; and every fourth
+/// seed a workload of typed tables with indexes (``TableCrashWorkload``),
+/// whose snapshots store index orders.
 @main
 struct CrashFuzz: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -25,6 +28,8 @@ struct CrashFuzz: ParsableCommand {
           CrashFuzz --seconds 60
           CrashFuzz --seconds 60 --encryption rotating
           CrashFuzz --seed 42 --ops 30 --cut 17 --encryption plain      (replay one crash point)
+          CrashFuzz --seed 42 --cut 9 --workloads migrations               (replay one migration crash point)
+          CrashFuzz --seed 42 --ops 30 --cut 9 --workloads tables          (replay one typed-table crash point)
         """)
 
     @Option(help: "Stop starting new workloads after this many seconds.")
@@ -45,10 +50,13 @@ struct CrashFuzz: ParsableCommand {
     @Option(help: "plain, rotating (encrypted, with key changes), or both: plain for even seeds, rotating for odd ones.")
     var encryption: String = "both"
 
-    @Option(help: "Every n-th workload is one of typed tables with indexes, compactions and reopens (0: none).")
-    var tablesEvery: Int = 4
+    @Option(help: "stores (transactions, compactions, key changes), migrations, tables (typed tables with indexes, compactions, reopens), or all: each seed runs a migration and a store workload, every fourth seed a table workload too.")
+    var workloads: String = "all"
 
     func validate() throws {
+        guard ["stores", "migrations", "tables", "all"].contains(workloads) else {
+            throw ValidationError("--workloads takes stores, migrations, tables or all, not \(workloads)")
+        }
         guard encryption == "both" || CrashWorkload.Encryption(rawValue: encryption) != nil else {
             throw ValidationError("--encryption takes plain, rotating or both, not \(encryption)")
         }
@@ -63,12 +71,16 @@ struct CrashFuzz: ParsableCommand {
         let first = seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         print("CrashFuzz: first workload seed \(first), \(ops) steps each")
         let started = Date()
-        var tested = 0, workloads = 0
+        var tested = 0, workloadCount = 0
         var workloadSeed = first
         while Date().timeIntervalSince(started) < seconds && (points == 0 || tested < points) {
-            if tablesEvery > 0, cut == nil, workloads % tablesEvery == tablesEvery - 1 {
+            if workloads == "all" || workloads == "migrations" { tested += try runMigrations(seed: workloadSeed) }
+            if workloads == "tables" || (workloads == "all" && cut == nil && workloadCount % 4 == 3) {
                 tested += try checkTables(seed: workloadSeed)
-                workloads += 1
+            }
+            guard workloads == "all" || workloads == "stores" else {
+                workloadCount += 1
+                if cut != nil { break }
                 workloadSeed &+= 1
                 continue
             }
@@ -80,19 +92,37 @@ struct CrashFuzz: ParsableCommand {
                     let crashSeed = workloadSeed &* 31 &+ UInt64(point * 3 + index)
                     if let violation = CrashCheck.check(workload, cutPoint: point, crashSeed: crashSeed, model: model) {
                         print("\(violation) [crash model \(index)], found after \(tested) crash points")
-                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point) --encryption \(mode.rawValue)")
+                        print("replay: CrashFuzz --seed \(workloadSeed) --ops \(ops) --cut \(point) --encryption \(mode.rawValue) --workloads stores")
                         throw ExitCode(1)
                     }
                     tested += 1
                 }
             }
             tested += try injectFaults(workload)
-            workloads += 1
+            workloadCount += 1
             if cut != nil { break }
             workloadSeed &+= 1
         }
         let elapsed = Date().timeIntervalSince(started)
-        print("crash points tested: \(tested) in \(workloads) workloads, \(String(format: "%.0f", Double(tested) / elapsed)) points/s, no violation")
+        print("crash points tested: \(tested) in \(workloadCount) workloads, \(String(format: "%.0f", Double(tested) / elapsed)) points/s, no violation")
+    }
+
+    /// The migration workload of `seed`, cut at every call (or at ``cut``).
+    private func runMigrations(seed: UInt64) throws -> Int {
+        let workload = MigrationWorkload(seed: seed)
+        let expected = try MigrationCrashCheck.expectedStates(workload)
+        let cuts = try cut.map { [$0] } ?? Array(0...MigrationCrashCheck.mutatingCalls(of: workload))
+        for point in cuts {
+            for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
+                let crashSeed = seed &* 37 &+ UInt64(point * 3 + index)
+                if let violation = MigrationCrashCheck.check(workload, expected: expected, cutPoint: point, crashSeed: crashSeed, model: model) {
+                    print("\(violation) [crash model \(index)]; migrations: \(workload.migrations)")
+                    print("replay: CrashFuzz --seed \(seed) --cut \(point) --workloads migrations")
+                    throw ExitCode(1)
+                }
+            }
+        }
+        return cuts.count * 3
     }
 
     /// A typed-table workload cut at every mutating call: the table holds a
@@ -101,11 +131,12 @@ struct CrashFuzz: ParsableCommand {
     private func checkTables(seed: UInt64) throws -> Int {
         let workload = TableCrashWorkload(seed: seed, steps: ops / 2)
         var tested = 0
-        for point in 0...workload.mutatingCalls() {
+        for point in cut.map({ [$0] }) ?? Array(0...workload.mutatingCalls()) {
             for (index, model) in [CrashModel.default, .tearAll, .keepAll].enumerated() {
                 let outcome = workload.check(cut: point, model: model, crashSeed: seed &* 31 &+ UInt64(point * 3 + index))
                 if let violation = outcome.violation {
                     print("\(violation) [typed tables, crash model \(index)], found after \(tested) crash points")
+                    print("replay: CrashFuzz --seed \(seed) --ops \(ops) --cut \(point) --workloads tables")
                     throw ExitCode(1)
                 }
                 tested += 1

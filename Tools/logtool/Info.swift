@@ -45,8 +45,9 @@ struct Info: ParsableCommand {
         }
         print("tables:")
         for table in report.tables {
-            print("  \(table.name): \(table.entries) entries (\(table.encoding == "unknown" ? "unknown encoding" : table.encoding))")
+            print("  \(table.name): \(table.entries) entries (\(table.encoding == "unknown" ? "unknown encoding" : table.encoding)), schema version \(table.schemaVersion)")
         }
+        printMigrations(report)
         let roots = report.rootEncodings.map { root in
             let encoding = ValueEncoding.allCases.first { $0.name == root.encoding }
             return "\(root.name) (\(encoding.map { "values: \($0)" } ?? "unknown encoding"))"
@@ -54,5 +55,15 @@ struct Info: ParsableCommand {
         print("root documents: \(roots.isEmpty ? "none" : roots.joined(separator: ", "))")
         print("recovery now:")
         for line in report.recovery { print("  \(line)") }
+    }
+
+    /// The migration history, oldest first, each with the tables it changed.
+    private func printMigrations(_ report: InfoReport) {
+        if let problem = report.migrationProblem { return print("migrations: unreadable — \(problem)") }
+        print("migrations: \(report.migrations.isEmpty ? "none" : "\(report.migrations.count) applied")")
+        for (number, migration) in report.migrations.enumerated() {
+            let tables = migration.tables.isEmpty ? "no tables" : migration.tables.joined(separator: ", ")
+            print("  \(number + 1). \(migration.name) (LSN \(migration.lsn)): \(tables)")
+        }
     }
 }

@@ -9,3 +9,4 @@ extension LensError: DescribedError {}
 extension InspectionError: DescribedError {}
 extension InvariantViolation: DescribedError {}
 extension EncryptionKeyError: DescribedError {}
+extension MigrationError: DescribedError {}

@@ -44,6 +44,8 @@ public struct InfoReport: Codable, Sendable {
         /// ``KeyEncoding/name`` and ``ValueEncoding/name``; nil when unknown.
         public var keyEncoding: String?
         public var valueEncoding: String?
+        /// How many migrations changed the table (``MigrationHistory/schemaVersion(ofTable:)``).
+        public var schemaVersion: Int = 0
     }
 
     public struct RootInfo: Codable, Sendable {
@@ -59,6 +61,10 @@ public struct InfoReport: Codable, Sendable {
     /// Each root document with its encoding.
     public var rootEncodings: [RootInfo]
     public var lastLSN: UInt64
+    /// The migrations the store has run, in order (``MigrationHistory/applied``).
+    public var migrations: [AppliedMigration] = []
+    /// Why the migration history does not read, when it does not.
+    public var migrationProblem: String?
     /// How the store is encrypted: "AES-256-GCM, key id 9c1e3a7d5f20b864",
     /// or "none". From the newest snapshot's or log's header.
     public var encryption: String
@@ -110,11 +116,20 @@ extension StoreInspector {
 
     private func describeRecovery(policy: RecoveryPolicy, into report: inout InfoReport) throws {
         let (state, recovery) = try recoveredState(policy: policy)
+        let history: MigrationHistory
+        do {
+            history = try MigrationHistory(state, store: path)
+        } catch {
+            history = MigrationHistory()
+            report.migrationProblem = "\(error)"
+        }
         report.tables = state.tableNames.map { name in
             let encoding = state.encoding(ofTable: name)
             return .init(name: name, entries: state.count(in: name), encoding: encoding.map { "\($0)" } ?? "unknown",
-                         keyEncoding: encoding?.key.name, valueEncoding: encoding?.value.name)
+                         keyEncoding: encoding?.key.name, valueEncoding: encoding?.value.name,
+                         schemaVersion: history.schemaVersion(ofTable: name))
         }
+        report.migrations = history.applied
         report.roots = state.rootNames
         report.rootEncodings = state.rootNames.map { .init(name: $0, encoding: state.encoding(ofRoot: $0)?.name) }
         report.lastLSN = state.lsn

@@ -41,6 +41,10 @@ import Testing
         "LensError": [LensError.missingParent(path: "app.protection"), LensError.undecodable(path: "app.theme", reason: "expected String")],
         "InspectionError": [InspectionError.outputExists(path: "/out.lensdb"), InspectionError.keyRequired(path: "/s", keyID: KeyID(rawValue: 0x9c1e))],
         "InvariantViolation": [InvariantViolation(description: "published LSN 9 ahead of head 8")],
+        "MigrationError": [
+            MigrationError.unknownMigrations(store: "/s", names: ["split-people"]),
+            MigrationError.tableIsOpen(store: "/s", migration: "add-phone", table: "contacts"),
+        ],
     ]
 
     @Test func everyPublicErrorReadsTheSameThroughLocalizedDescription() {
