@@ -81,13 +81,16 @@ extension Store {
             }
             side.head = next
             side.commits += 1
-            return (result, Commit(state: next, log: side.log))
+            return (result, Commit(state: next, log: side.log, operations: transaction.operations.count))
         }
     }
 
     struct Commit {
         var state: StoreState
         var log: LogWriter?
+        /// How many operations the transaction made: how much of the
+        /// version it replaces only that version holds, near enough.
+        var operations = 0
     }
 
     /// Waits for the commit's durability outside the writers' lock, so that
@@ -106,10 +109,11 @@ extension Store {
             }
             return version.lsn
         }
-        // The version replaced is freed on a thread of its own: its nodes
-        // that the commit copied go with it, and a large transaction's
-        // would otherwise be freed here, between the commit and its caller.
-        Self.reclaim(&replaced)
+        // The version replaced takes with it the nodes the commit copied. A
+        // large transaction's are freed on a thread of its own, not here
+        // between the commit and its caller; a small one's, a few paths,
+        // cost less to free here than waking that thread would.
+        if commit.operations >= Self.reclaimedAsideFrom { Self.reclaim(&replaced) }
         if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()
@@ -154,6 +158,9 @@ extension Store {
     /// store, below the program's own work. A version a reader still holds
     /// lives on; the nodes only it held are freed there.
     private static let reclaimer = DispatchQueue(label: "LensDB.reclaim", qos: .utility)
+    /// The operations from which a commit's replaced version is freed on
+    /// the reclaimer's thread.
+    static let reclaimedAsideFrom = 256
 
     /// Drops `version` on the reclaimer's thread instead of this one,
     /// leaving an empty state in its place. The version travels as an

@@ -40,17 +40,23 @@ let tableScaleWorkload = Workload(
 /// of its resident memory per entity, what the table costs in memory, and
 /// the table's `residentBytes` in `store.statistics` per entity.
 func residentBytesPerEntity(_ path: String, count: Int) throws -> (measured: Double, reported: Double) {
+    let numbers = try childNumbers(["memory-probe", path])
+    guard numbers.count == 2 else { return (.nan, .nan) }
+    return (numbers[0] / Double(count), numbers[1] / Double(count))
+}
+
+/// The numbers this benchmark prints when run again with `arguments`, in
+/// a child process of its own (whose memory then counts alone).
+func childNumbers(_ arguments: [String]) throws -> [Double] {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-    process.arguments = ["memory-probe", path]
+    process.arguments = arguments
     let output = Pipe()
     process.standardOutput = output
     try process.run()
     let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
     process.waitUntilExit()
-    let numbers = text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
-    guard numbers.count == 2 else { return (.nan, .nan) }
-    return (numbers[0] / Double(count), numbers[1] / Double(count))
+    return text.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }
 }
 
 /// The child's side: resident bytes added by opening the table.

@@ -112,17 +112,7 @@ private func w1Inserts() throws -> [String] {
 /// own: the typed table, the core, GRDB (the process's peak, MiB, with
 /// the 100k people to insert, which each side holds alike).
 func w1PeakResident() throws -> [String] {
-    let peaks = try ["typed", "core", "grdb"].map { side -> Double in
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["w1-peak-probe", side]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return Double(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .nan
-    }
+    let peaks = try ["typed", "core", "grdb"].map { try childNumbers(["w1-peak-probe", $0]).first ?? .nan }
     return ["peak RSS through W1 (MiB)", mebi(peaks[0]), mebi(peaks[1]), mebi(peaks[2]),
             String(format: "%.2f× GRDB's", peaks[0] / peaks[2]), String(format: "%.2f×", peaks[1] / peaks[2]), "", "≤ 1.5× GRDB's"]
 }
