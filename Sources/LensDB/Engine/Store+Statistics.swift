@@ -49,7 +49,9 @@ public struct TableStatistics: Sendable, Equatable {
     /// Entries kept as bytes because they did not decode (``UndecodablePolicy/quarantine``).
     public var quarantined: Int
     /// The bytes of the entities' encodings, added up: what the table's
-    /// values take in a snapshot before compression.
+    /// values take in a snapshot before compression. An entity read from
+    /// bytes an earlier shape of its type wrote counts those bytes until it
+    /// is put again; a snapshot stores it re-encoded, which the next open counts.
     public var encodedBytes: Int
     /// The heap the table takes, near enough: the entities' boxes, the nodes of its row tree and of every index,
     /// and its quarantined entries. Storage an entity points to (a string

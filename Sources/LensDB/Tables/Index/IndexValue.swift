@@ -3,7 +3,7 @@ import Foundation
 /// A field's value as indexes and queries order it: one total order across
 /// every type an index takes. `nil` sorts first; numbers by value (NaN
 /// after every other number); strings as their NFC forms, byte by byte;
-/// then UUIDs, dates, and bytes.
+/// then UUIDs, dates (one that is not a number after every other), and bytes.
 public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible {
     case null
     case bool(Bool)
@@ -22,11 +22,15 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         .string(string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping)
     }
 
-    /// Whether this is a NaN, which indexes order after every number and
-    /// equal to itself, where the number's own `==` says it equals nothing.
+    /// Whether this is a NaN (or a date whose interval is one), which
+    /// indexes order after every number (or date) and equal to itself,
+    /// where the value's own `==` says it equals nothing.
     var isNaN: Bool {
-        if case let .double(value) = self { return value.isNaN }
-        return false
+        switch self {
+        case let .double(value): value.isNaN
+        case let .date(value): value.timeIntervalSinceReferenceDate.isNaN
+        default: false
+        }
     }
 
     /// A 64-bit number whose order agrees with this value's: a smaller
@@ -90,7 +94,10 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         case (.uint, .int): return false
         case let (.string(x), .string(y)): return x < y
         case let (.uuid(x), .uuid(y)): return x < y
-        case let (.date(x), .date(y)): return x < y
+        // Not `Date`'s `<`: it holds for no pair with a date that is not a
+        // number, which would then equal every date, and an index, a sort or
+        // the check of a stored index order would take unordered dates for ordered.
+        case let (.date(x), .date(y)): return numberLess(x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
         case let (.bytes(x), .bytes(y)): return x.lexicographicallyPrecedes(y)
         default:
             if a.rank != b.rank { return a.rank < b.rank }
@@ -107,7 +114,10 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         case let .bool(x): hasher.combine(x)
         case let .string(x): hasher.combine(x)
         case let .uuid(x): hasher.combine(x)
-        case let .date(x): hasher.combine(x)
+        case let .date(x):
+            // Equal dates hash alike: every NaN, and both zeros.
+            let interval = x.timeIntervalSinceReferenceDate
+            hasher.combine(interval.isNaN ? Double.nan.bitPattern : (interval == 0 ? 0 : interval).bitPattern)
         case let .bytes(x): hasher.combine(x)
         case .int, .uint, .double:
             // Equal numbers hash alike whatever their form: integers exactly, the rest by value.

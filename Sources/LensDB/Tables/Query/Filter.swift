@@ -1,3 +1,5 @@
+import Foundation
+
 /// A condition on entities, built from key paths and combined with `&&`,
 /// `||` and `!`:
 ///
@@ -207,10 +209,19 @@ func indexValue<V>(of value: V, for op: ComparisonOperator) -> IndexValue? {
 }
 
 /// `a < b` as filters and indexes order values: strings as their NFC forms
-/// (Swift's `<` is not a strict order across normalization forms).
+/// (Swift's `<` is not a strict order across normalization forms), and a
+/// double, float or date that is not a number after every other (their own
+/// `<` never holds for one), so that a range answers alike whether an index
+/// serves it or every row is read.
 @inlinable
 func orderedLess<V: Comparable>(_ a: V, _ b: V) -> Bool {
     if let x = a as? String, let y = b as? String { return IndexValue.normalized(x) < IndexValue.normalized(y) }
+    if let x = a as? Double, let y = b as? Double { return !x.isNaN && (y.isNaN || x < y) }
+    if let x = a as? Float, let y = b as? Float { return !x.isNaN && (y.isNaN || x < y) }
+    if let x = a as? Date, let y = b as? Date {
+        let (p, q) = (x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
+        return !p.isNaN && (q.isNaN || p < q)
+    }
     return a < b
 }
 
