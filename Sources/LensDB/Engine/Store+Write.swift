@@ -46,6 +46,24 @@ extension Store {
     /// newest state and queues its record, without waiting for any I/O.
     /// The record's LSN is fixed here; ``finish(_:durability:)`` waits for it.
     func stage<T>(_ body: (inout Transaction) throws -> T) throws -> (T, Commit) {
+        try stage(records: { tx in (try body(&tx), nil) })
+    }
+
+    /// ``write(durability:_:)`` for a transaction that may be logged as
+    /// several records: `body` returns, beside its result, the operation
+    /// lists to log in place of the transaction's own (nil: its own, as one
+    /// record). Replayed in order from the transaction's base, they must
+    /// give exactly its state. They are logged and published together, in
+    /// one hold of the writers' lock: no other commit comes between them, and
+    /// readers see the state before the first or after the last. A cut can
+    /// still leave a prefix of them in the log (``MigrationJournal``).
+    func write<T>(durability: Durability, records body: (inout Transaction) throws -> (T, [[Operation]]?)) throws -> T {
+        let (result, commit) = try stage(records: body)
+        try finish(commit, durability: durability)
+        return result
+    }
+
+    private func stage<T>(records body: (inout Transaction) throws -> (T, [[Operation]]?)) throws -> (T, Commit) {
         // Logged once the writers' lock is released: a log handler may be slow.
         var failedNow: StoreError?
         defer { if let failedNow { logFailStop(failedNow) } }
@@ -54,21 +72,26 @@ extension Store {
         return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
             try checkWritable(side)
             var transaction = Transaction(base: side.head, store: ObjectIdentifier(self))
-            let result = try body(&transaction)
+            let (result, split) = try body(&transaction)
             // An empty transaction still returns only once the state it read
             // is as durable as asked, so `.full` is a barrier either way.
             guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
+            let records = split ?? [transaction.operations]
             var next = transaction.state
-            next.lsn = side.head.lsn + 1
+            next.lsn = side.head.lsn + UInt64(records.count)
             if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
             if let log = side.log {
-                let payload = try TransactionFormat.encode(transaction.operations)
+                let payloads = try records.map(TransactionFormat.encode)
+                // Refused before any I/O: this transaction fails, the store goes on.
+                if let tooLarge = payloads.first(where: { $0.count > LogFormat.maxPayloadSize }) {
+                    throw LogError.recordTooLarge(size: tooLarge.count)
+                }
                 do {
-                    let lsn = try log.enqueue(payload)
-                    precondition(lsn == next.lsn, "log LSN \(lsn) out of step with state LSN \(next.lsn)")
-                } catch LogError.recordTooLarge(let size) {
-                    // Refused before any I/O: this transaction fails, the store goes on.
-                    throw LogError.recordTooLarge(size: size)
+                    for (offset, payload) in payloads.enumerated() {
+                        let lsn = try log.enqueue(payload)
+                        let expected = side.head.lsn + UInt64(offset) + 1
+                        precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
+                    }
                 } catch {
                     let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
                     if side.failure == nil { failedNow = failure }

@@ -103,8 +103,23 @@ public final class Store: Sendable {
     /// recovery has read (`logtool compact`).
     convenience init(at path: String, options: StoreOptions, progress: ProgressHandler?) throws {
         let path = StoreDirectory.normalized(path)
-        let opened = try Store.open(at: path, options: options, progress: progress)
+        var opened = try Store.open(at: path, options: options, progress: progress)
+        if options.readOnly {
+            do {
+                opened.state = try Store.undoingInterruptedMigration(opened.state, store: path)
+            } catch {
+                opened.lock?.unlock()
+                throw error
+            }
+        }
         self.init(path: path, options: options, opened: opened)
+        // A migration cut between its batches is undone before anything reads the store.
+        if !options.readOnly {
+            do { try undoInterruptedMigration() } catch {
+                close()
+                throw error
+            }
+        }
     }
 
     /// A store that lives only in memory: the same API, no files, nothing durable.

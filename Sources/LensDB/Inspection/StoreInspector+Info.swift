@@ -115,7 +115,17 @@ extension StoreInspector {
     }
 
     private func describeRecovery(policy: RecoveryPolicy, into report: inout InfoReport) throws {
-        let (state, recovery) = try recoveredState(policy: policy)
+        var (state, recovery) = try recoveredState(policy: policy)
+        // What an open gives: a migration cut between its batches undone.
+        var undone: String?
+        if let running = (try? MigrationHistory(state, store: path))?.running {
+            do {
+                state = try Store.undoingInterruptedMigration(state, store: path)
+                undone = "migration \(running.name) was cut after \(running.batches) of its batches; an open undoes them, and the next migrate runs it again"
+            } catch {
+                undone = "migration \(running.name) was cut after \(running.batches) of its batches, and cannot be undone: \(error)"
+            }
+        }
         let history: MigrationHistory
         do {
             history = try MigrationHistory(state, store: path)
@@ -134,6 +144,7 @@ extension StoreInspector {
         report.rootEncodings = state.rootNames.map { .init(name: $0, encoding: state.encoding(ofRoot: $0)?.name) }
         report.lastLSN = state.lsn
         report.recovery += describe(recovery, cleanClose: try directory.cleanClose())
+        if let undone { report.recovery.append(undone) }
     }
 
     private func snapshotInfo(_ file: String) throws -> InfoReport.FileInfo {

@@ -13,18 +13,33 @@
 /// A table's schema version is how many migrations changed it: 0 for a
 /// table no migration touched. Renaming a table carries its version to the
 /// new name; dropping it forgets it.
+///
+/// While a migration too large for one log record is being written in
+/// batches, the history also names it as running (layout 2, which earlier
+/// releases refuse rather than read a half-migrated store):
+/// ```json
+/// {"format": 2, "applied": [], "versions": {},
+///  "running": {"name": "add-nickname", "batches": 3}}
+/// ```
+/// Only a cut can leave it on disk, and every open undoes such a migration
+/// before anything reads the store (see <doc:Migrations>).
 public struct MigrationHistory: Sendable, Equatable {
     /// The root document the history is stored in. Reserved: a program's
     /// own root of that name would be taken for a history.
     public static let rootName = "lensdb.migrations"
-    /// The layout of the history document. A newer layout is refused
+    /// The layout of the history document: 1, or 2 while a migration is
+    /// running. A newer layout is refused
     /// (``MigrationError/unreadableHistory(store:reason:)``) rather than guessed.
     static let format: Int64 = 1
+    static let runningFormat: Int64 = 2
 
     /// The migrations the store has run, in the order they ran.
     public private(set) var applied: [AppliedMigration] = []
     /// The schema version of each table a migration touched.
     public private(set) var schemaVersions: [String: Int] = [:]
+    /// The migration whose batches are being written, and how many are
+    /// logged: set only between the batches of one write.
+    var running: RunningMigration?
 
     /// An empty history: a store no migration has run on.
     public init() {}
@@ -38,8 +53,8 @@ public struct MigrationHistory: Sendable, Equatable {
         let document: Document
         do { document = try StoreState.document(of: stored) } catch { throw unreadable("it is not a document: \(error)") }
         guard case let .int(format) = document["format"] else { throw unreadable("it has no format number") }
-        guard format <= Self.format else {
-            throw unreadable("its layout is version \(format), newer than version \(Self.format) that this release reads")
+        guard format <= Self.runningFormat else {
+            throw unreadable("its layout is version \(format), newer than version \(Self.runningFormat) that this release reads")
         }
         guard case let .array(entries) = document["applied"], case let .object(versions) = document["versions"] else {
             throw unreadable("it lacks the applied list or the versions")
@@ -51,6 +66,12 @@ public struct MigrationHistory: Sendable, Equatable {
         for (table, version) in versions {
             guard case let .int(number) = version else { throw unreadable("the version of table \(table) is not a number") }
             schemaVersions[table] = Int(clamping: number)
+        }
+        if format == Self.runningFormat {
+            guard case let .string(name) = document["running"]["name"], case let .int(batches) = document["running"]["batches"], batches > 0 else {
+                throw unreadable("it is layout 2 and does not name the running migration and its batches")
+            }
+            running = RunningMigration(name: name, batches: Int(clamping: batches))
         }
     }
 
@@ -71,10 +92,14 @@ public struct MigrationHistory: Sendable, Equatable {
         let entries = applied.map { migration -> Document in
             ["name": .string(migration.name), "lsn": .int(Int64(clamping: migration.lsn)), "tables": .array(migration.tables.map(Document.string))]
         }
-        return [
-            "format": .int(Self.format), "applied": .array(entries),
+        var document: Document = [
+            "format": .int(running == nil ? Self.format : Self.runningFormat), "applied": .array(entries),
             "versions": .object(schemaVersions.mapValues { .int(Int64($0)) }),
         ]
+        if let running {
+            document["running"] = ["name": .string(running.name), "batches": .int(Int64(running.batches))]
+        }
+        return document
     }
 
     /// Sets the history root in `tx`: an ordinary root document in the value
@@ -82,6 +107,14 @@ public struct MigrationHistory: Sendable, Equatable {
     func write(to tx: inout Transaction) {
         tx.setRoot(.encoded(document.binaryEncoded()), named: Self.rootName, encoding: .valueFormat)
     }
+}
+
+/// A migration whose batches are being written: the `running` member of a
+/// layout-2 history.
+struct RunningMigration: Sendable, Equatable {
+    let name: String
+    /// How many of its batches the log holds, each with its undo root.
+    var batches: Int
 }
 
 /// One migration a store has run: an entry of ``MigrationHistory/applied``.

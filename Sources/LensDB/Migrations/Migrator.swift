@@ -43,6 +43,17 @@ public struct Migrator: Sendable {
     /// Defaults to 1,000.
     public var progressInterval = 1_000
 
+    /// The most bytes of changed rows, old and new, that one log record of
+    /// a migration holds. Defaults to 8 MiB.
+    ///
+    /// A migration that changes more is still all or nothing: it runs whole
+    /// in memory, then is logged as several records, each with what undoes
+    /// it, in one hold of the store's writers' lock. A cut between them is
+    /// undone by the next open, and the migration runs again. Smaller
+    /// batches keep each record and its sync short; the log's limit of
+    /// 64 MiB per record is never reached by a batch, only by one row.
+    public var maximumBatchBytes = 8 << 20
+
     /// An empty migrator.
     public init() {}
 
@@ -102,7 +113,7 @@ public struct Migrator: Sendable {
         guard unknown.isEmpty else { throw MigrationError.unknownMigrations(store: store.displayPath, names: unknown) }
         var ran: [String] = []
         for migration in registered where !history.contains(migration.name) {
-            let didRun = try store.write(durability: .full) { tx -> Bool in
+            let didRun = try store.write(durability: .full) { tx -> (Bool, [[Operation]]?) in
                 try run(migration, in: &tx, store: store.displayPath, progress: progress)
             }
             if didRun { ran.append(migration.name) }
@@ -112,20 +123,34 @@ public struct Migrator: Sendable {
 
     /// Runs `migration` on `tx` and records it, unless another migrate
     /// recorded it first (the history is read again under the write lock).
+    /// Returns whether it ran, and the records to log it as when it is too
+    /// large for one (``MigrationJournal``).
     private func run(
         _ migration: Registered, in tx: inout Transaction, store: String, progress: (@Sendable (MigrationProgress) -> Void)?
-    ) throws -> Bool {
+    ) throws -> (Bool, [[Operation]]?) {
         var history = try MigrationHistory(tx.state, store: store)
-        guard !history.contains(migration.name) else { return false }
+        guard !history.contains(migration.name) else { return (false, nil) }
+        let base = tx.state
         var context = Migration(
             name: migration.name, store: store, transaction: tx, versions: history.schemaVersions,
             progressInterval: max(1, progressInterval), progress: progress)
         try migration.body(&context)
-        history.record(AppliedMigration(name: migration.name, lsn: tx.state.lsn + 1, tables: context.touched.sorted()),
-                       versions: context.versions)
         tx = context.transaction
+        let changes = tx.operations
+        let batches = MigrationJournal.batches(of: changes, base: base, limit: max(1, maximumBatchBytes))
+        let running = history
+        history.record(AppliedMigration(name: migration.name, lsn: base.lsn + UInt64(batches.count), tables: context.touched.sorted()),
+                       versions: context.versions)
         history.write(to: &tx)
-        return true
+        guard batches.count > 1 else { return (true, nil) }
+        let records = try MigrationJournal.records(
+            changes, batches: batches, base: base, final: Array(tx.operations[changes.count...])
+        ) { logged in
+            var marked = running
+            marked.running = RunningMigration(name: migration.name, batches: logged)
+            return marked.document
+        }
+        return (true, records)
     }
 }
 

@@ -11,6 +11,10 @@ public enum MigrationCrashCheck {
     /// equal hold the same data.
     public typealias Contents = [String: [[UInt8]: [UInt8]]]
 
+    /// The contents of `state`. The migration history is taken as what it
+    /// says, without the LSN of each migration: a migration that a cut
+    /// interrupted between its batches runs again after the records that
+    /// undid it, so at another LSN than in an uncut run.
     public static func contents(_ state: StoreState) -> Contents {
         var result: Contents = [:]
         for table in state.tableNames {
@@ -20,6 +24,15 @@ public enum MigrationCrashCheck {
             result["table " + table] = rows
         }
         for root in state.rootNames { result["root " + root] = [[]: (try? state.root(named: root)?.bytes()) ?? []] }
+        if let bytes = try? state.root(named: MigrationHistory.rootName)?.bytes(), var history = try? Document(decodingBinary: bytes),
+           case let .array(applied) = history["applied"] {
+            history["applied"] = .array(applied.map { entry in
+                var entry = entry
+                entry.removeValue(forKey: "lsn")
+                return entry
+            })
+            result["root " + MigrationHistory.rootName] = [[]: history.binaryEncoded()]
+        }
         return result
     }
 

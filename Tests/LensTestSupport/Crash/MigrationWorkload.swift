@@ -38,6 +38,9 @@ public struct MigrationWorkload: Sendable {
     public let rows: [String: [(id: Int64, document: Document)]]
     /// The migrations, in order: each one's steps.
     public let migrations: [[Step]]
+    /// The migrator's ``Migrator/maximumBatchBytes``: on half the seeds
+    /// small enough that most migrations are logged in several batches.
+    public let maximumBatchBytes: Int
 
     public init(seed: UInt64, migrations count: Int = 5, rowsPerTable: Int = 8) {
         self.seed = seed
@@ -55,6 +58,7 @@ public struct MigrationWorkload: Sendable {
         migrations = (0..<count).map { _ in
             (0..<Int.random(in: 1...2, using: &random)).map { _ in Self.step(&tables, &fresh, &random) }
         }
+        maximumBatchBytes = Bool.random(using: &random) ? Int.random(in: 60...400, using: &random) : Migrator().maximumBatchBytes
     }
 
     /// A random step over `tables`, which it updates as tables appear and go.
@@ -86,6 +90,7 @@ public struct MigrationWorkload: Sendable {
     /// named `m0`, `m1`, …: an earlier release when `count` is smaller.
     public func migrator(first count: Int? = nil) -> Migrator {
         var migrator = Migrator()
+        migrator.maximumBatchBytes = maximumBatchBytes
         for (index, steps) in migrations.prefix(count ?? migrations.count).enumerated() {
             migrator.registerMigration("m\(index)") { migration in
                 for step in steps { try Self.apply(step, to: &migration) }

@@ -1,0 +1,238 @@
+/// How a migration too large for one log record is written, and how a cut
+/// between its records is undone.
+///
+/// A migration runs whole in memory first: every step and every check, so
+/// that a throw still changes nothing. Its operations are then logged in
+/// batches of at most ``Migrator/maximumBatchBytes``, each a record of its
+/// own, all while the writers' lock is held: no reader or writer of this
+/// process sees a batch before the last one is logged and published.
+///
+/// Every batch but the last also carries what undoes it:
+/// - the root `lensdb.migrations.undo.<i>` (raw bytes), a transaction
+///   payload in the log's own operation format that holds, for each row
+///   batch `i` changes, the row as it was before the migration (a put), or
+///   its absence (a remove); batch 0's also holds the history root as it was;
+/// - the history, naming the migration as running with `i + 1` batches
+///   logged (``MigrationHistory`` layout 2).
+///
+/// The last batch removes the undo roots and writes the history as the
+/// migration leaves it. So the log holds either all batches, and replay
+/// gives the migration's state exactly, or a prefix, and replay gives a
+/// state with a running migration: every open undoes it first
+/// (``Store/undoInterruptedMigration()``, in memory for a read-only open),
+/// and the next ``Migrator/migrate(_:progress:)`` runs it again from the start.
+enum MigrationJournal {
+    /// The root that holds the undo of batch `batch`.
+    static func undoRoot(_ batch: Int) -> String { "\(MigrationHistory.rootName).undo.\(batch)" }
+
+    /// The ranges of `operations` (a migration's changes to tables) that
+    /// make batches of at most `limit` bytes, counting each change and the
+    /// row it replaces; one range when they fit in one.
+    ///
+    /// A batch ends only before an operation that is not a declaration, so
+    /// a table's declared encoding always travels with its first row.
+    static func batches(of operations: [Operation], base: StoreState, limit: Int) -> [Range<Int>] {
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var bytes = 0
+        for (index, operation) in operations.enumerated() {
+            let size = cost(of: operation, base: base)
+            if bytes > 0, bytes + size > limit, index > start, !isDeclaration(operations[index - 1]) {
+                ranges.append(start..<index)
+                start = index
+                bytes = 0
+            }
+            bytes += size
+        }
+        ranges.append(start..<operations.count)
+        return ranges
+    }
+
+    /// The records to log for a migration cut into `batches`: each batch's
+    /// operations and undo root, the running history (built by `running`
+    /// from the batches logged) for all but the last, and `final`, the
+    /// operations that record the migration, for the last.
+    static func records(
+        _ operations: [Operation], batches: [Range<Int>], base: StoreState, final: [Operation],
+        running: (Int) -> Document
+    ) throws -> [[Operation]] {
+        let history = MigrationHistory.rootName
+        var records: [[Operation]] = []
+        for (index, range) in batches.enumerated() {
+            var record = Array(operations[range])
+            if index == batches.count - 1 {
+                record += (0..<index).map { .removeRoot(name: undoRoot($0)) }
+                record += final
+            } else {
+                var undo = try undoOperations(of: operations[range], base: base)
+                if index == 0 {
+                    undo.append(try base.root(named: history).map { .setRoot(name: history, value: .encoded(try $0.bytes())) }
+                        ?? .removeRoot(name: history))
+                    if base.encoding(ofRoot: history) != .valueFormat { record.append(.declareRoot(name: history, encoding: .valueFormat)) }
+                }
+                record.append(.declareRoot(name: undoRoot(index), encoding: .raw))
+                record.append(.setRoot(name: undoRoot(index), value: .encoded(try TransactionFormat.encode(undo))))
+                record.append(.setRoot(name: history, value: .encoded(running(index + 1).binaryEncoded())))
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// For each row `operations` change, the row as `base` holds it:
+    /// its table's encoding and the row, or a remove when there is none.
+    private static func undoOperations(of operations: ArraySlice<Operation>, base: StoreState) throws -> [Operation] {
+        var undo: [Operation] = []
+        var seen: Set<RowAddress> = []
+        for operation in operations {
+            let table: String, key: [UInt8]
+            switch operation {
+            case let .put(name, bytes, _), let .remove(name, bytes): (table, key) = (name, bytes)
+            default: continue
+            }
+            guard seen.insert(RowAddress(table: table, key: key)).inserted else { continue }
+            if let before = base.value(in: table, key: key), let encoding = base.encoding(ofTable: table) {
+                undo.append(.declareTable(table: table, encoding: encoding))
+                undo.append(.put(table: table, key: key, value: .encoded(try before.bytes())))
+            } else {
+                undo.append(.remove(table: table, key: key))
+            }
+        }
+        return undo
+    }
+
+    /// Whether `undo` is what ``records(_:batches:base:final:running:)``
+    /// writes: each put right after its table's declaration, and no other
+    /// operations than those, removes and the history root's.
+    private static func isWellFormed(_ undo: [Operation]) -> Bool {
+        var declared: String?
+        for operation in undo {
+            switch operation {
+            case let .declareTable(table, _): declared = table
+            case let .put(table, _, _):
+                guard declared == table else { return false }
+                declared = nil
+            case .remove: declared = nil
+            case let .setRoot(name, _), let .removeRoot(name):
+                guard name == MigrationHistory.rootName else { return false }
+            default: return false
+            }
+        }
+        return true
+    }
+
+    /// Bytes `operation` adds to a batch: itself, and the row it replaces
+    /// (which the undo root holds).
+    private static func cost(of operation: Operation, base: StoreState) -> Int {
+        switch operation {
+        case let .put(table, key, value):
+            let size: Int
+            if case let .encoded(bytes) = value { size = bytes.count } else { size = 64 }
+            return 16 + table.utf8.count * 2 + key.count * 2 + size + before(table, key, base)
+        case let .remove(table, key):
+            return 16 + table.utf8.count * 2 + key.count * 2 + before(table, key, base)
+        default:
+            return 16
+        }
+    }
+
+    private static func before(_ table: String, _ key: [UInt8], _ base: StoreState) -> Int {
+        guard case let .encoded(bytes)? = base.value(in: table, key: key) else { return 0 }
+        return bytes.count
+    }
+
+    private static func isDeclaration(_ operation: Operation) -> Bool {
+        switch operation {
+        case .declareTable, .declareRoot: true
+        default: false
+        }
+    }
+
+    private struct RowAddress: Hashable {
+        let table: String
+        let key: [UInt8]
+    }
+}
+
+extension MigrationJournal {
+    /// The records that undo the running migration of `state`, in order:
+    /// first every row its logged batches changed is removed, then batch by
+    /// batch, last first, the rows as they were are put back, the batch's
+    /// undo root removed and the running count lowered, until the history
+    /// is as it was. Each record is at most one batch's undo; each leaves
+    /// a state that this same procedure undoes, so a cut during an undo is
+    /// undone by the next open. Nil when no migration is running.
+    /// A history that does not read is left to ``Migrator/migrate(_:progress:)``
+    /// to report: it names no running migration here.
+    /// - Throws: ``MigrationError/unreadableHistory(store:reason:)`` when an
+    ///   undo root does not read.
+    static func undo(_ state: StoreState, store: String) throws -> [(inout Transaction) throws -> Void]? {
+        guard var history = try? MigrationHistory(state, store: store), let running = history.running else { return nil }
+        func unreadable(_ reason: String) -> MigrationError {
+            .unreadableHistory(store: store, reason: "migration \(running.name) was cut while running, and \(reason)")
+        }
+        var undos: [[Operation]] = []
+        for batch in 0..<running.batches {
+            guard let stored = state.root(named: undoRoot(batch)), let undo = TransactionFormat.decode(try stored.bytes()),
+                  isWellFormed(undo) else {
+                throw unreadable("the undo of its batch \(batch) (root \(undoRoot(batch))) is missing or does not read; "
+                                 + "restore the store from a backup, or open it with the release that wrote it")
+            }
+            undos.append(undo)
+        }
+        var steps: [(inout Transaction) throws -> Void] = undos.map { undo in
+            { tx in
+                for case let .remove(table, key) in undo { tx.remove(key, from: table) }
+                for case let .put(table, key, _) in undo { tx.remove(key, from: table) }
+            }
+        }
+        for batch in (0..<running.batches).reversed() {
+            let undo = undos[batch]
+            history.running = batch == 0 ? nil : RunningMigration(name: running.name, batches: batch)
+            let lowered = history
+            steps.append { tx in
+                var encoding: TableEncoding?
+                for operation in undo {
+                    switch operation {
+                    case let .declareTable(_, declared): encoding = declared
+                    case let .put(table, key, value):
+                        // Every row the batches changed is gone, so a table
+                        // holds only rows they left alone, in its encoding.
+                        guard let encoding, tx.state.count(in: table) == 0 || tx.state.encoding(ofTable: table) == encoding else {
+                            throw unreadable("its undo would put rows of another encoding into table \(table)")
+                        }
+                        tx.put(value, for: key, in: table, encoding: encoding)
+                    case let .setRoot(name, value): tx.setRoot(value, named: name, encoding: .valueFormat)
+                    case let .removeRoot(name): tx.removeRoot(named: name)
+                    default: break
+                    }
+                }
+                tx.removeRoot(named: undoRoot(batch))
+                if lowered.running != nil { lowered.write(to: &tx) }
+            }
+        }
+        return steps
+    }
+}
+
+extension Store {
+    /// Undoes a migration that a cut left between its batches
+    /// (``MigrationJournal``), durably, before the store is handed out.
+    /// Called by every open that writes; a read-only open undoes it in
+    /// memory instead.
+    func undoInterruptedMigration() throws {
+        guard let steps = try MigrationJournal.undo(current, store: displayPath) else { return }
+        for (index, step) in steps.enumerated() {
+            try write(durability: index == steps.count - 1 ? .full : .none) { tx in try step(&tx) }
+        }
+    }
+
+    /// `state` with a migration that a cut left between its batches undone,
+    /// for an open that does not write.
+    static func undoingInterruptedMigration(_ state: StoreState, store: String) throws -> StoreState {
+        guard let steps = try MigrationJournal.undo(state, store: store) else { return state }
+        var tx = Transaction(base: state)
+        for step in steps { try step(&tx) }
+        return tx.state
+    }
+}
