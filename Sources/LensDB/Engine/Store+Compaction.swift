@@ -197,10 +197,19 @@ extension Store {
                 && Double(total) >= ratio * Double(side.snapshotBytes)
         }
         guard due else { return }
+        compactInBackground()
+    }
+
+    /// Compacts on a utility thread, unless the store does not compact on
+    /// its own (``StoreOptions/compactionLogRatio`` is nil) or only reads.
+    func compactInBackground() {
+        guard options.compactionLogRatio != nil, directory != nil, !options.readOnly else { return }
         DispatchQueue.global(qos: .utility).async {
             // A failed background compaction leaves the old snapshot in
             // effect and has logged why; a failure that matters (the log's)
-            // has already marked the store failed, and the next write reports it.
+            // has already marked the store failed, and the next write reports
+            // it. One that finds a compaction running, or the store closed,
+            // has nothing to add.
             try? self.compact()
         }
     }

@@ -31,11 +31,19 @@ extension Store {
     /// - Complexity: O(n log n) for the first open (decode and index), O(1)
     ///   after. An index whose order the store's snapshot holds, the table
     ///   unchanged since, is built in O(n) instead of sorted
-    ///   (``TableStatistics/indexesInStoredOrder`` counts them).
+    ///   (``TableStatistics/indexesInStoredOrder`` counts them). When the
+    ///   snapshot holds orders for this table but not for an index of
+    ///   `indexes` (one added or changed since), the open sorts that index
+    ///   and starts a compaction in the background, so that the next open
+    ///   finds its order stored: an index change is sorted once, not at
+    ///   every open (for tables of 10,000 entities or more, in a store that
+    ///   compacts on its own).
     public func table<T: Entity>(
         _ type: T.Type, named name: String, indexes: [Index<T>] = [], onUndecodable: UndecodablePolicy = .fail
     ) throws -> Table<T> {
-        try writer.withLock { side throws -> Table<T> in
+        var storesNewOrders = false
+        defer { if storesNewOrders { compactInBackground() } }
+        return try writer.withLock { side throws -> Table<T> in
             if let opened = side.head.typed[name] {
                 guard opened.schema.entityType == ObjectIdentifier(T.self) else {
                     throw TableError.typeMismatch(table: name, openedAs: opened.schema.entityTypeName, requested: "\(T.self)")
@@ -48,7 +56,9 @@ extension Store {
                 return Table(store: self, name: name, indexes: indexes)
             }
             try waitForInFlightCommits(side)
+            let storedOrders = side.head.indexOrders[name]?.count ?? 0
             let storage = try TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable).load(from: side.head)
+            storesNewOrders = Self.storesNewIndexOrders(storage, storedOrders: storedOrders)
             side.head.typed[name] = storage
             side.head.tables[name] = nil
             side.head.indexOrders[name] = nil
@@ -150,5 +160,23 @@ func sortedPermutation<Key: Comparable>(_ keys: [Key]) -> [Int] {
         var order = Array(buffer.indices)
         order.sort { buffer[$0] < buffer[$1] }
         return order
+    }
+}
+
+extension Store {
+    /// The entities from which a table open that had to sort an index the
+    /// snapshot lacks has its order stored by a compaction: below, sorting
+    /// at each open costs less than writing a snapshot.
+    static let indexOrdersStoredFrom = 10_000
+
+    /// Whether the open that made `storage` sorted an index while the
+    /// snapshot held orders for others of its table: the table is unchanged
+    /// since that snapshot, so the sorted index is new or changed, and a
+    /// snapshot now would spare every later open the sort.
+    static func storesNewIndexOrders(_ storage: TableStorage, storedOrders: Int) -> Bool {
+        // With quarantined entries the stored places do not fit the rows,
+        // and would not after a compaction either.
+        storedOrders > 0 && storage.quarantine.isEmpty && storage.indexesInStoredOrder < storage.indexes.count
+            && storage.count >= indexOrdersStoredFrom
     }
 }

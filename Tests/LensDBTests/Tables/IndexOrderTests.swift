@@ -70,6 +70,43 @@ import Testing
         }
     }
 
+    /// An index added in code is sorted by the first open that declares
+    /// it, which has a compaction store its order; later opens build it
+    /// from that order, and compact nothing.
+    @Test func anIndexAddedInCodeIsSortedOnceThenStoredByABackgroundCompaction() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = Self.people(Store.indexOrdersStoredFrom, seed: 9)
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        options.log.backgroundSyncInterval = nil
+        let release1 = Array(personIndexes.prefix(2))
+        do {
+            let store = try Store(at: "/t.lensdb", options: options)
+            try store.table(Person.self, named: "people", indexes: release1).put(all)
+            try store.compact()
+            store.close()
+        }
+        do {
+            let store = try Store(at: "/t.lensdb", options: options)
+            defer { store.close() }
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            #expect(store.statistics.tables.first?.indexesInStoredOrder == release1.count)
+            let deadline = ContinuousClock.now + .seconds(60)
+            while store.statistics.compactions == 0 && ContinuousClock.now < deadline { usleep(2_000) }
+            #expect(store.statistics.compactions == 1, "the open that sorted new indexes did not have their orders stored")
+            #expect(try Self.answers(people) == Self.expected(all))
+        }
+        for round in 0..<2 {
+            let store = try Store(at: "/t.lensdb", options: options)
+            defer { store.close() }
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            #expect(store.statistics.tables.first?.indexesInStoredOrder == personIndexes.count, "round \(round): an index was sorted again")
+            #expect(try Self.answers(people) == Self.expected(all))
+            usleep(50_000)
+            #expect(store.statistics.compactions == 0, "round \(round): an open with every order stored compacted")
+        }
+    }
+
     @Test func aStoreOpenedWithoutTheTypeCarriesTheOrdersThroughItsCompactions() throws {
         let fileSystem = SimulatedFileSystem()
         let all = Self.people(200, seed: 8)
