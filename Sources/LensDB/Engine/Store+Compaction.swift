@@ -203,7 +203,8 @@ extension Store {
     /// Compacts on a utility thread, unless the store does not compact on
     /// its own (``StoreOptions/compactionLogRatio`` is nil) or only reads.
     func compactInBackground() {
-        guard options.compactionLogRatio != nil, directory != nil, !options.readOnly else { return }
+        guard options.compactionLogRatio != nil, directory != nil, !options.readOnly,
+              writer.withLock({ !$0.closed && $0.failure == nil }) else { return }
         DispatchQueue.global(qos: .utility).async {
             // A failed background compaction leaves the old snapshot in
             // effect and has logged why; a failure that matters (the log's)

@@ -81,18 +81,22 @@ extension Store {
             next.lsn = side.head.lsn + UInt64(records.count)
             if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
             if let log = side.log {
-                let payloads = try records.map(TransactionFormat.encode)
-                // Refused before any I/O: this transaction fails, the store goes on.
-                if let tooLarge = payloads.first(where: { $0.count > LogFormat.maxPayloadSize }) {
-                    throw LogError.recordTooLarge(size: tooLarge.count)
-                }
+                var enqueued = 0
                 do {
-                    for (offset, payload) in payloads.enumerated() {
-                        let lsn = try log.enqueue(payload)
-                        let expected = side.head.lsn + UInt64(offset) + 1
+                    // Encoded one at a time, so that the log writer drains
+                    // earlier records while later ones are made.
+                    for record in records {
+                        let lsn = try log.enqueue(try TransactionFormat.encode(record))
+                        enqueued += 1
+                        let expected = side.head.lsn + UInt64(enqueued)
                         precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
                     }
                 } catch {
+                    // A record that does not encode, or is too large, refused
+                    // before any I/O: this transaction fails, the store goes on.
+                    if enqueued == 0, Self.refusedBeforeIO(error) { throw error }
+                    // A failed log, or records before this one that may reach
+                    // it: the store stops, and the next open recovers.
                     let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
                     if side.failure == nil { failedNow = failure }
                     side.failure = failure
@@ -106,6 +110,14 @@ extension Store {
             side.commits += 1
             return (result, Commit(state: next, log: side.log, operations: transaction.operations.count))
         }
+    }
+
+    /// Whether `error`, thrown while a record was made or queued, left the
+    /// log untouched: an encoding error, or a record over the log's limit.
+    static func refusedBeforeIO(_ error: any Error) -> Bool {
+        guard let error = error as? LogError else { return true }
+        if case .recordTooLarge = error { return true }
+        return false
     }
 
     struct Commit {

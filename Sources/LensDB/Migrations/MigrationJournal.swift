@@ -7,7 +7,7 @@
 /// own, all while the writers' lock is held: no reader or writer of this
 /// process sees a batch before the last one is logged and published.
 ///
-/// Every batch but the last also carries what undoes it:
+/// Every batch but the last is preceded by a record of what undoes it:
 /// - the root `lensdb.migrations.undo.<i>` (raw bytes), a transaction
 ///   payload in the log's own operation format that holds, for each row
 ///   batch `i` changes, the row as it was before the migration (a put), or
@@ -16,7 +16,8 @@
 ///   logged (``MigrationHistory`` layout 2).
 ///
 /// The last batch removes the undo roots and writes the history as the
-/// migration leaves it. So the log holds either all batches, and replay
+/// migration leaves it. A batch holds at most ``largestBatch`` bytes of
+/// rows old and new, so each record stays within the log's limit. So the log holds either all batches, and replay
 /// gives the migration's state exactly, or a prefix, and replay gives a
 /// state with a running migration: every open undoes it first
 /// (``Store/undoInterruptedMigration()``, in memory for a read-only open),
@@ -25,18 +26,27 @@ enum MigrationJournal {
     /// The root that holds the undo of batch `batch`.
     static func undoRoot(_ batch: Int) -> String { "\(MigrationHistory.rootName).undo.\(batch)" }
 
+    /// The most bytes, rows old and new, of one batch: each of its two
+    /// records (the undo, then the rows) stays within the log's limit.
+    static let largestBatch = LogFormat.maxPayloadSize / 2
+
     /// The ranges of `operations` (a migration's changes to tables) that
     /// make batches of at most `limit` bytes, counting each change and the
     /// row it replaces; one range when they fit in one.
     ///
     /// A batch ends only before an operation that is not a declaration, so
-    /// a table's declared encoding always travels with its first row.
+    /// a table's declared encoding always travels with its first row. A
+    /// migration that changes a row the journal cannot undo (in a table
+    /// written before encodings were recorded) or a row too large to share
+    /// a record with its undo is one range: one record, as large as it is.
     static func batches(of operations: [Operation], base: StoreState, limit: Int) -> [Range<Int>] {
+        let limit = min(limit, largestBatch)
         var ranges: [Range<Int>] = []
         var start = 0
         var bytes = 0
         for (index, operation) in operations.enumerated() {
             let size = cost(of: operation, base: base)
+            guard size <= largestBatch, isUndoable(operation, base: base) else { return [0..<operations.count] }
             if bytes > 0, bytes + size > limit, index > start, !isDeclaration(operations[index - 1]) {
                 ranges.append(start..<index)
                 start = index
@@ -48,10 +58,18 @@ enum MigrationJournal {
         return ranges
     }
 
-    /// The records to log for a migration cut into `batches`: each batch's
-    /// operations and undo root, the running history (built by `running`
-    /// from the batches logged) for all but the last, and `final`, the
-    /// operations that record the migration, for the last.
+    /// How many records a migration cut into `batches` batches is logged as.
+    static func recordCount(batches: Int) -> Int { 2 * batches - 1 }
+
+    /// The records to log for a migration cut into `batches`. Before each
+    /// batch but the last, a record of its undo root and of the history
+    /// marked running (built by `running` from the batches begun); then the
+    /// batch's operations. The last batch's record also removes the undo
+    /// roots and holds `final`, the operations that record the migration.
+    ///
+    /// An undo logged before its batch undoes that batch whether or not a
+    /// cut let the batch follow: it puts back rows as they were before the
+    /// migration, which a batch not logged left as they were.
     static func records(
         _ operations: [Operation], batches: [Range<Int>], base: StoreState, final: [Operation],
         running: (Int) -> Document
@@ -59,24 +77,35 @@ enum MigrationJournal {
         let history = MigrationHistory.rootName
         var records: [[Operation]] = []
         for (index, range) in batches.enumerated() {
-            var record = Array(operations[range])
             if index == batches.count - 1 {
-                record += (0..<index).map { .removeRoot(name: undoRoot($0)) }
-                record += final
-            } else {
-                var undo = try undoOperations(of: operations[range], base: base)
-                if index == 0 {
-                    undo.append(try base.root(named: history).map { .setRoot(name: history, value: .encoded(try $0.bytes())) }
-                        ?? .removeRoot(name: history))
-                    if base.encoding(ofRoot: history) != .valueFormat { record.append(.declareRoot(name: history, encoding: .valueFormat)) }
-                }
-                record.append(.declareRoot(name: undoRoot(index), encoding: .raw))
-                record.append(.setRoot(name: undoRoot(index), value: .encoded(try TransactionFormat.encode(undo))))
-                record.append(.setRoot(name: history, value: .encoded(running(index + 1).binaryEncoded())))
+                records.append(Array(operations[range]) + (0..<index).map { .removeRoot(name: undoRoot($0)) } + final)
+                break
             }
-            records.append(record)
+            var undo = try undoOperations(of: operations[range], base: base)
+            var journal: [Operation] = []
+            if index == 0 {
+                undo.append(try base.root(named: history).map { .setRoot(name: history, value: .encoded(try $0.bytes())) }
+                    ?? .removeRoot(name: history))
+                if base.encoding(ofRoot: history) != .valueFormat { journal.append(.declareRoot(name: history, encoding: .valueFormat)) }
+            }
+            journal.append(.declareRoot(name: undoRoot(index), encoding: .raw))
+            journal.append(.setRoot(name: undoRoot(index), value: .encoded(try TransactionFormat.encode(undo))))
+            journal.append(.setRoot(name: history, value: .encoded(running(index + 1).binaryEncoded())))
+            records.append(journal)
+            records.append(Array(operations[range]))
         }
         return records
+    }
+
+    /// Whether the journal can undo `operation`: its table's rows, if any,
+    /// have a recorded encoding to put them back with.
+    private static func isUndoable(_ operation: Operation, base: StoreState) -> Bool {
+        switch operation {
+        case let .put(table, _, _), let .remove(table, _):
+            base.count(in: table) == 0 || base.encoding(ofTable: table) != nil
+        default:
+            true
+        }
     }
 
     /// For each row `operations` change, the row as `base` holds it:
@@ -175,8 +204,8 @@ extension MigrationJournal {
         for batch in 0..<running.batches {
             guard let stored = state.root(named: undoRoot(batch)), let undo = TransactionFormat.decode(try stored.bytes()),
                   isWellFormed(undo) else {
-                throw unreadable("the undo of its batch \(batch) (root \(undoRoot(batch))) is missing or does not read; "
-                                 + "restore the store from a backup, or open it with the release that wrote it")
+                throw unreadable("the undo of its batch \(batch) (root \(undoRoot(batch))) is missing or does not read, "
+                                 + "so the batches logged cannot be undone; restore the store from a backup")
             }
             undos.append(undo)
         }
@@ -198,7 +227,7 @@ extension MigrationJournal {
                     case let .put(table, key, value):
                         // Every row the batches changed is gone, so a table
                         // holds only rows they left alone, in its encoding.
-                        guard let encoding, tx.state.count(in: table) == 0 || tx.state.encoding(ofTable: table) == encoding else {
+                        guard let encoding, (tx.state.encoding(ofTable: table) ?? encoding) == encoding else {
                             throw unreadable("its undo would put rows of another encoding into table \(table)")
                         }
                         tx.put(value, for: key, in: table, encoding: encoding)

@@ -43,15 +43,17 @@ public struct Migrator: Sendable {
     /// Defaults to 1,000.
     public var progressInterval = 1_000
 
-    /// The most bytes of changed rows, old and new, that one log record of
-    /// a migration holds. Defaults to 8 MiB.
+    /// The most bytes of changed rows, old and new, that one batch of a
+    /// migration logs. Defaults to 8 MiB; at most 32 MiB is used.
     ///
     /// A migration that changes more is still all or nothing: it runs whole
-    /// in memory, then is logged as several records, each with what undoes
-    /// it, in one hold of the store's writers' lock. A cut between them is
-    /// undone by the next open, and the migration runs again. Smaller
-    /// batches keep each record and its sync short; the log's limit of
-    /// 64 MiB per record is never reached by a batch, only by one row.
+    /// in memory, then is logged batch by batch, each after a record of
+    /// what undoes it, in one hold of the store's writers' lock. A cut
+    /// between them is undone by the next open, and the migration runs
+    /// again. Smaller batches keep each record and its sync short. A
+    /// migration that changes a row of more than 32 MiB, or rows of a table
+    /// written before encodings were recorded, is logged as one record, so
+    /// at most 64 MiB.
     public var maximumBatchBytes = 8 << 20
 
     /// An empty migrator.
@@ -139,18 +141,19 @@ public struct Migrator: Sendable {
         let changes = tx.operations
         let batches = MigrationJournal.batches(of: changes, base: base, limit: max(1, maximumBatchBytes))
         let running = history
-        history.record(AppliedMigration(name: migration.name, lsn: base.lsn + UInt64(batches.count), tables: context.touched.sorted()),
+        let records = MigrationJournal.recordCount(batches: batches.count)
+        history.record(AppliedMigration(name: migration.name, lsn: base.lsn + UInt64(records), tables: context.touched.sorted()),
                        versions: context.versions)
         history.write(to: &tx)
         guard batches.count > 1 else { return (true, nil) }
-        let records = try MigrationJournal.records(
+        let logged = try MigrationJournal.records(
             changes, batches: batches, base: base, final: Array(tx.operations[changes.count...])
-        ) { logged in
+        ) { begun in
             var marked = running
-            marked.running = RunningMigration(name: migration.name, batches: logged)
+            marked.running = RunningMigration(name: migration.name, batches: begun)
             return marked.document
         }
-        return (true, records)
+        return (true, logged)
     }
 }
 

@@ -86,6 +86,28 @@ import Testing
         #expect(try Self.recoveredHistory(fileSystem).running == nil)
     }
 
+    /// A row too large to share a record with its undo keeps the
+    /// migration in one record, as before batches: it still runs.
+    @Test func aMigrationOfARowTooLargeForABatchIsOneRecord() throws {
+        let store = try Store(at: Self.path, options: Self.options(SimulatedFileSystem()))
+        defer { store.close() }
+        let encoding = TableEncoding(key: .int64, value: .valueFormat)
+        let large: Document = ["n": 0, "blob": .string(String(repeating: "x", count: MigrationJournal.largestBatch + 1))]
+        try store.write { tx in
+            tx.put(.encoded(large.binaryEncoded()), for: OrderedKey.int64(0), in: "people", encoding: encoding)
+            for id in 1...Int64(40) {
+                tx.put(.encoded((["n": .int(id)] as Document).binaryEncoded()), for: OrderedKey.int64(id), in: "people", encoding: encoding)
+            }
+        }
+        let before = store.current.lsn
+        var migrator = Migrator()
+        migrator.maximumBatchBytes = 64
+        migrator.registerMigration("flag") { try $0.addField("flag", default: true, inTable: "people") }
+        try migrator.migrate(store)
+        #expect(store.current.lsn == before + 1, "logged as \(store.current.lsn - before) records")
+        #expect(store.current.count(in: "people") == 41)
+    }
+
     @Test func aBatchedMigrationThatThrowsChangesNothing() throws {
         let (fileSystem, before) = try Self.populated()
         let store = try Store(at: Self.path, options: Self.options(fileSystem))
