@@ -18,6 +18,7 @@ let workloads: [Workload] = [
     lensDeltaWorkload,
     consistencyWorkload,
     encryptionWorkload,
+    migrationWorkload,
 ]
 
 if CommandLine.arguments.dropFirst().first == "memory-probe", let path = CommandLine.arguments.dropFirst(2).first {
