@@ -140,11 +140,13 @@ extension Migration {
         }
         let entries = transaction.state.tables[table] ?? [:]
         // Key order, so that progress and the first row an error names are
-        // the same in every run (a hash map's order is not). Positions are
-        // sorted, with the keys compared in place.
+        // the same in every run (a hash map's order is not).
         let rows = Array(entries)
-        let order = rows.withUnsafeBufferPointer { rows in
-            Array(rows.indices).sorted { precedes(rows[$0].key, rows[$1].key) }
+        // Positions are sorted by the keys alone: a comparison that read a
+        // whole row would copy its value with the key, retaining both.
+        let keys = rows.map(\.key)
+        let order = keys.withUnsafeBufferPointer { keys in
+            Array(keys.indices).sorted { precedes(keys[$0], keys[$1]) }
         }
         // Rows of a table no program opened are held as bytes: `.decoded`
         // does not occur here, and bytes() of `.encoded` does not throw.
