@@ -83,13 +83,14 @@ extension Store {
             if let log = side.log {
                 var enqueued = 0
                 do {
-                    // Encoded one at a time, so that the log writer drains
-                    // earlier records while later ones are made.
                     for record in records {
                         let lsn = try log.enqueue(try TransactionFormat.encode(record))
                         enqueued += 1
                         let expected = side.head.lsn + UInt64(enqueued)
                         precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
+                        // Each record but the last is written (not synced)
+                        // before the next is made: only one is held in memory.
+                        if enqueued < records.count { try log.wait(for: lsn, durability: .none) }
                     }
                 } catch {
                     // A record that does not encode, or is too large, refused

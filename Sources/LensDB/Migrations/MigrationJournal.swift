@@ -34,8 +34,9 @@ enum MigrationJournal {
     /// make batches of at most `limit` bytes, counting each change and the
     /// row it replaces; one range when they fit in one.
     ///
-    /// A batch ends only before an operation that is not a declaration, so
-    /// a table's declared encoding always travels with its first row. A
+    /// A batch never ends right after a declaration, so a table's declared
+    /// encoding always travels with its first row, and no batch passes
+    /// ``largestBatch``. A
     /// migration that changes a row the journal cannot undo (in a table
     /// written before encodings were recorded) or a row too large to share
     /// a record with its undo is one range: one record, as large as it is.
@@ -44,15 +45,25 @@ enum MigrationJournal {
         var ranges: [Range<Int>] = []
         var start = 0
         var bytes = 0
-        for (index, operation) in operations.enumerated() {
-            let size = cost(of: operation, base: base)
-            guard size <= largestBatch, isUndoable(operation, base: base) else { return [0..<operations.count] }
-            if bytes > 0, bytes + size > limit, index > start, !isDeclaration(operations[index - 1]) {
+        var index = 0
+        while index < operations.count {
+            // A declaration and the operations up to the first that is not
+            // one are a unit: a batch never ends between them.
+            var end = index + 1
+            while end < operations.count, isDeclaration(operations[end - 1]) { end += 1 }
+            var size = 0
+            for operation in operations[index..<end] {
+                guard isUndoable(operation, base: base) else { return [0..<operations.count] }
+                size += cost(of: operation, base: base)
+            }
+            guard size <= largestBatch else { return [0..<operations.count] }
+            if bytes > 0, bytes + size > limit {
                 ranges.append(start..<index)
                 start = index
                 bytes = 0
             }
             bytes += size
+            index = end
         }
         ranges.append(start..<operations.count)
         return ranges

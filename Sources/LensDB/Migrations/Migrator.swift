@@ -116,7 +116,7 @@ public struct Migrator: Sendable {
         var ran: [String] = []
         for migration in registered where !history.contains(migration.name) {
             let didRun = try store.write(durability: .full) { tx -> (Bool, [[Operation]]?) in
-                try run(migration, in: &tx, store: store.displayPath, progress: progress)
+                try run(migration, in: &tx, store: store.displayPath, inMemory: store.path == nil, progress: progress)
             }
             if didRun { ran.append(migration.name) }
         }
@@ -128,7 +128,8 @@ public struct Migrator: Sendable {
     /// Returns whether it ran, and the records to log it as when it is too
     /// large for one (``MigrationJournal``).
     private func run(
-        _ migration: Registered, in tx: inout Transaction, store: String, progress: (@Sendable (MigrationProgress) -> Void)?
+        _ migration: Registered, in tx: inout Transaction, store: String, inMemory: Bool,
+        progress: (@Sendable (MigrationProgress) -> Void)?
     ) throws -> (Bool, [[Operation]]?) {
         var history = try MigrationHistory(tx.state, store: store)
         guard !history.contains(migration.name) else { return (false, nil) }
@@ -139,7 +140,9 @@ public struct Migrator: Sendable {
         try migration.body(&context)
         tx = context.transaction
         let changes = tx.operations
-        let batches = MigrationJournal.batches(of: changes, base: base, limit: max(1, maximumBatchBytes))
+        // An in-memory store logs nothing: one batch, whatever its size.
+        let limit = inMemory ? .max : max(1, maximumBatchBytes)
+        let batches = MigrationJournal.batches(of: changes, base: base, limit: limit)
         let running = history
         let records = MigrationJournal.recordCount(batches: batches.count)
         history.record(AppliedMigration(name: migration.name, lsn: base.lsn + UInt64(records), tables: context.touched.sorted()),
