@@ -222,12 +222,7 @@ import Testing
     @Test func aByteLevelChangeBeforeTheTypedOpenMakesItSort() throws {
         let fileSystem = SimulatedFileSystem()
         var all = IndexOrderTests.people(60, seed: 24)
-        do {
-            let store = try tableStore(fileSystem)
-            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
-            try store.compact()
-            store.close()
-        }
+        try IndexOrderTests.storePeople(all, on: fileSystem)
         do {
             let store = try tableStore(fileSystem)
             var moved = all[0]

@@ -14,6 +14,16 @@ import Testing
         return (1...count).map { Person.random(Int64($0) * 3, using: &random) }.shuffled(using: &random)
     }
 
+    /// Puts `all` into the people table of a store on `fileSystem`, with
+    /// every index, then compacts (so that the snapshot holds the orders)
+    /// unless told not to, and closes it.
+    static func storePeople(_ all: [Person], on fileSystem: SimulatedFileSystem, compacting: Bool = true) throws {
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
+        if compacting { try store.compact() }
+    }
+
     /// What the queries the planner serves from each index answer.
     static func answers(_ people: Table<Person>) throws -> [[Int64]] {
         [
@@ -110,12 +120,7 @@ import Testing
     @Test func aStoreOpenedWithoutTheTypeCarriesTheOrdersThroughItsCompactions() throws {
         let fileSystem = SimulatedFileSystem()
         let all = Self.people(200, seed: 8)
-        do {
-            let store = try tableStore(fileSystem)
-            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
-            try store.compact()
-            store.close()
-        }
+        try Self.storePeople(all, on: fileSystem)
         do {
             // As `logtool compact` does: bytes only, never the type.
             let store = try tableStore(fileSystem)
@@ -157,12 +162,7 @@ import Testing
     @Test func aStoredOrderThatIsNotTheIndexsOrderIsSortedInsteadAndVerifyReportsIt() throws {
         let fileSystem = SimulatedFileSystem()
         let all = Self.people(150, seed: 10)
-        do {
-            let store = try tableStore(fileSystem)
-            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
-            try store.compact()
-            store.close()
-        }
+        try Self.storePeople(all, on: fileSystem)
         // The snapshot written again with the city order reversed and the
         // age order naming one row twice: checksums right, orders wrong.
         var rewritten = 0

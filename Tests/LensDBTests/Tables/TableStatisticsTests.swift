@@ -12,11 +12,7 @@ import Testing
     @Test func encodedBytesFollowQuarantineRemovalsAndThrownTransactions() throws {
         let fileSystem = SimulatedFileSystem()
         let all = IndexOrderTests.people(30, seed: 25)
-        do {
-            let store = try tableStore(fileSystem)
-            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
-            store.close()
-        }
+        try IndexOrderTests.storePeople(all, on: fileSystem, compacting: false)
         do {
             // Bytes no Person decodes from, put before the typed open.
             let store = try tableStore(fileSystem)
