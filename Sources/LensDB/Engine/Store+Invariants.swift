@@ -12,7 +12,9 @@ extension Store {
     /// - the published version is never ahead of the writers' head;
     /// - the log's next LSN follows the head;
     /// - the log's generation is the store's;
-    /// - every value encodes, and no table is kept empty.
+    /// - every value encodes, and no table is kept empty;
+    /// - a table held as its snapshot stored it is held no other way, in
+    ///   key order.
     /// - Throws: ``InvariantViolation`` naming the broken one.
     public func checkInvariants() throws {
         let visible = current
@@ -32,6 +34,10 @@ extension Store {
             try check(log.header.generation == generation, "log generation \(log.header.generation) is not the store's \(generation)")
         }
         for contents in visible.typed.values { try contents.checkInvariants() }
+        for (name, loaded) in visible.snapshotTables {
+            try check(visible.tables[name] == nil && visible.typed[name] == nil, "table \(name) is held two ways")
+            try check(zip(loaded.keys, loaded.keys.dropFirst()).allSatisfy { precedes($0, $1) }, "table \(name) is held out of key order")
+        }
         for name in visible.tableNames where visible.typed[name] == nil {
             let entries = visible.entries(in: name)
             try check(!entries.isEmpty, "table \(name) kept empty")

@@ -271,10 +271,19 @@ extension Duration {
 
 /// Builds a state from snapshot items, in order.
 struct SnapshotLoader {
-    private(set) var state = StoreState()
+    private var loaded = StoreState()
     private var tableNames: [UInt64: String] = [:]
+    /// The entries of each table so far, in the snapshot's order.
+    private var entries: [String: SnapshotEntries.Builder] = [:]
 
-    init(lastLSN: UInt64) { state.lsn = lastLSN }
+    init(lastLSN: UInt64) { loaded.lsn = lastLSN }
+
+    /// The state the items added so far describe.
+    var state: StoreState {
+        var state = loaded
+        for (name, builder) in entries { state.snapshotTables[name] = builder.build() }
+        return state
+    }
 
     /// Adds one item; nil when it fits, else why it does not.
     mutating func add(_ item: SnapshotItem) -> String? {
@@ -283,27 +292,27 @@ struct SnapshotLoader {
             tableNames[id] = name
         case let .entry(table, key, value):
             guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
-            state.tables[name, default: [:]][key] = .encoded(value)
+            entries[name, default: SnapshotEntries.Builder()].append(key: key, value: value)
         case let .root(name, value):
-            state.roots[name] = .encoded(value)
+            loaded.roots[name] = .encoded(value)
         case let .tableEncoding(table, key, value):
             guard let name = tableNames[table] else { return "the encoding of table \(table), never declared" }
             guard let key = KeyEncoding(rawValue: key), let value = ValueEncoding(rawValue: value) else {
                 return "table \(name) has encoding bytes \(key), \(value), which this LensDB does not know"
             }
-            state.tableEncodings[name] = TableEncoding(key: key, value: value)
+            loaded.tableEncodings[name] = TableEncoding(key: key, value: value)
         case let .rootEncoding(name, value):
             guard let value = ValueEncoding(rawValue: value) else {
                 return "root \(name) has encoding byte \(value), which this LensDB does not know"
             }
-            state.rootEncodings[name] = value
+            loaded.rootEncodings[name] = value
         case let .indexOrder(table, index, start, positions):
             guard let name = tableNames[table] else { return "the order of an index of table \(table), never declared" }
-            let known = state.indexOrders[name]?[index]?.count ?? 0
+            let known = loaded.indexOrders[name]?[index]?.count ?? 0
             guard start == known else {
                 return "the order of index \(index) of table \(name) goes on at position \(start), after \(known)"
             }
-            state.indexOrders[name, default: [:]][index, default: []].append(contentsOf: positions)
+            loaded.indexOrders[name, default: [:]][index, default: []].append(contentsOf: positions)
         }
         return nil
     }

@@ -138,6 +138,7 @@ extension Migration {
         guard transaction.state.typed[table] == nil else {
             throw MigrationError.tableIsOpen(store: store, migration: name, table: table)
         }
+        if let loaded = transaction.state.snapshotTables[table] { return Array(zip(loaded.keys, loaded.values)) }
         let entries = transaction.state.tables[table] ?? [:]
         // Key order, so that progress and the first row an error names are
         // the same in every run (a hash map's order is not).

@@ -61,9 +61,14 @@ extension Store {
             storesNewOrders = Self.storesNewIndexOrders(storage, storedOrders: storedOrders)
             side.head.typed[name] = storage
             side.head.tables[name] = nil
+            side.head.snapshotTables[name] = nil
             side.head.indexOrders[name] = nil
             // The same state, held decoded: readers cannot tell the difference.
-            published.withLock { $0 = side.head }
+            var replaced = side.head
+            published.withLock { swap(&$0, &replaced) }
+            // The bytes the table held are freed on the reclaimer's thread,
+            // while the program goes on with its table.
+            Self.reclaim(&replaced)
             register(table: name, for: T.self)
             return Table(store: self, name: name, indexes: indexes)
         }
@@ -89,29 +94,37 @@ struct TableLoader<T: Entity> {
 
     func load(from state: StoreState) throws -> TableStorage {
         var storage = TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))
-        let entries = state.tables[name] ?? [:]
-        if let declared = state.encoding(ofTable: name), declared != storage.encoding, !entries.isEmpty {
+        let count = state.count(in: name)
+        if let declared = state.encoding(ofTable: name), declared != storage.encoding, count > 0 {
             throw TableError.encodingMismatch(table: name, stored: declared, expected: storage.encoding)
         }
         let decoder = ValueDecoder()
         var failures: [(key: [UInt8], error: Error)] = []
         var rows: [(key: IndexValue, value: RowObject)] = []
-        rows.reserveCapacity(entries.count)
-        for (key, value) in entries {
-            // Stored values are bytes until a table decodes them; `.decoded`
-            // cannot occur in a table no program has opened.
-            let bytes = (try? value.bytes()) ?? []
+        rows.reserveCapacity(count)
+        // Rows come in identifier order from a table as its snapshot holds
+        // it, whose keys ascend; a table changed since is a hash map.
+        var ascending = state.snapshotTables[name] != nil
+        func decode(_ key: [UInt8], _ bytes: [UInt8]) {
             do {
                 let entity = try decoder.decode(T.self, from: bytes)
                 let id = try identifierValue(entity.id)
                 guard storage.schema.identifier(fromKeyBytes: key) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
+                if ascending, let last = rows.last, !(last.key < id) { ascending = false }
                 rows.append((id, RowBox(entity, id: id, lsn: state.lsn, encoding: EncodingSummary(bytes))))
             } catch {
                 failures.append((key, error))
                 if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
             }
+        }
+        if let loaded = state.snapshotTables[name] {
+            for (key, bytes) in zip(loaded.keys, loaded.values) { decode(key, bytes) }
+        } else {
+            // Stored values are bytes until a table decodes them; `.decoded`
+            // cannot occur in a table no program has opened.
+            for (key, value) in state.tables[name] ?? [:] { decode(key, (try? value.bytes()) ?? []) }
         }
         if policy == .fail, let first = failures.min(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             let id = Table<T>.identifier(fromKeyBytes: first.key, storage.schema).map { "\($0)" }
@@ -120,8 +133,7 @@ struct TableLoader<T: Entity> {
                                          missingField: DecodingFailure.missingField(first.error),
                                          reason: Self.reason(first.error), count: failures.count)
         }
-        let order = sortedPermutation(rows.map(\.key))
-        rows = order.map { rows[$0] }
+        if !ascending { rows = sortedPermutation(rows.map(\.key)).map { rows[$0] } }
         storage.rows = PersistentBTree(sorted: rows)
         storage.encodedBytes = rows.reduce(0) { $0 + Int($1.value.encodedCount) }
         // The snapshot's orders place rows among its entries; with an entry
@@ -156,11 +168,14 @@ struct TableLoader<T: Entity> {
 /// keys read in place, moves integers instead of keys whose copies would
 /// retain and release their strings at every step of the sort.
 func sortedPermutation<Key: Comparable>(_ keys: [Key]) -> [Int] {
-    keys.withUnsafeBufferPointer { buffer in
-        var order = Array(buffer.indices)
-        order.sort { buffer[$0] < buffer[$1] }
-        return order
-    }
+    keys.withUnsafeBufferPointer(sortedPermutation)
+}
+
+/// The positions of `keys` in ascending order.
+func sortedPermutation<Key: Comparable>(_ keys: UnsafeBufferPointer<Key>) -> [Int] {
+    var order = Array(keys.indices)
+    order.sort { keys[$0] < keys[$1] }
+    return order
 }
 
 extension Store {

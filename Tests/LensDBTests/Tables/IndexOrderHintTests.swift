@@ -11,20 +11,30 @@ import Testing
     /// Rewrites the newest snapshot of the store at `/t.lensdb`, each
     /// index order replaced by what `change` returns for it.
     static func rewriteOrders(_ fileSystem: SimulatedFileSystem, _ change: (String, [UInt32]) -> [UInt32]) throws {
+        try rewriteSnapshot(fileSystem) { items in
+            items.map { item in
+                guard case let .indexOrder(table, index, start, positions) = item else { return item }
+                return .indexOrder(table: table, index: index, start: start, positions: change(index, positions))
+            }
+        }
+    }
+
+    /// Writes the newest snapshot of the store at /t.lensdb again, with the
+    /// items `change` makes of its own: checksums right, contents as given.
+    static func rewriteSnapshot(_ fileSystem: SimulatedFileSystem, _ change: ([SnapshotItem]) -> [SnapshotItem]) throws {
         let path = try #require(StoreDirectory(path: "/t.lensdb", fileSystem: fileSystem).list().snapshots.last?.path)
         let snapshot = try SnapshotFile(fileSystem: fileSystem, path: path)
         var items: [SnapshotItem] = []
         try snapshot.forEachItem { items.append($0) }
         let writer = try SnapshotWriter(fileSystem: fileSystem, path: path, generation: snapshot.generation, lastLSN: snapshot.lastLSN)
-        for item in items {
+        for item in change(items) {
             switch item {
             case let .table(id, name): try writer.addTable(id: id, name: name)
             case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
             case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
             case let .root(name, value): try writer.addRoot(name: name, value: value)
             case let .rootEncoding(name, value): try writer.addRootEncoding(name: name, value: value)
-            case let .indexOrder(table, index, _, positions):
-                try writer.addIndexOrder(table: table, index: index, positions: change(index, positions))
+            case let .indexOrder(table, index, _, positions): try writer.addIndexOrder(table: table, index: index, positions: positions)
             }
         }
         try writer.finish()
@@ -255,6 +265,67 @@ import Testing
         #expect(loader.add(.indexOrder(table: 0, index: "i", start: 0, positions: [0, 1])) != nil, "the same piece twice")
         #expect(loader.add(.indexOrder(table: 0, index: "i", start: 2, positions: [2])) == nil)
         #expect(loader.state.indexOrders["t"]?["i"] == [0, 1, 2])
+    }
+
+    // MARK: Entries out of key order
+
+    /// Snapshots LensDB writes hold each table's entries in key order, and
+    /// the loader keeps them so. One written otherwise loads as its items
+    /// say: sorted, and the last value given for a repeated key wins.
+    @Test func entriesOutOfOrderOrRepeatedLoadAsTheirItemsSay() throws {
+        var loader = SnapshotLoader(lastLSN: 1)
+        #expect(loader.add(.table(id: 0, name: "t")) == nil)
+        for (key, value) in [([3], [30]), ([1], [10]), ([2], [20]), ([1], [11]), ([0, 9], [9])] as [([UInt8], [UInt8])] {
+            #expect(loader.add(.entry(table: 0, key: key, value: value)) == nil)
+        }
+        let state = loader.state
+        #expect(state.count(in: "t") == 4)
+        #expect(try state.value(in: "t", key: [1])?.bytes() == [11])
+        #expect(try state.value(in: "t", key: [0, 9])?.bytes() == [9])
+        #expect(state.value(in: "t", key: [0]) == nil)
+        #expect(state.value(in: "t", key: [4]) == nil)
+        var keys: [[UInt8]] = []
+        try state.forEachEncodedEntry(in: "t") { key, _ in keys.append(key) }
+        #expect(keys == [[0, 9], [1], [2], [3]])
+        #expect(state.entries(in: "t").count == 4)
+    }
+
+    /// A typed open of a snapshot whose entries come in reverse sorts its
+    /// rows, and a byte-level write to a table as its snapshot holds it
+    /// changes that table alone, across a reopen.
+    @Test func aSnapshotWithItsEntriesReversedStillOpensEveryWay() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = IndexOrderTests.people(120, seed: 31)
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Person.self, named: "people", indexes: personIndexes).put(all)
+            try store.write { tx in for key in 0..<20 { tx.put([UInt8(key)], for: [UInt8(key)], in: "bytes") } }
+            try store.compact()
+            store.close()
+        }
+        try Self.rewriteSnapshot(fileSystem) { items in
+            let entries = items.filter { if case .entry = $0 { true } else { false } }
+            return items.filter { if case .entry = $0 { false } else { true } }.flatMap { item -> [SnapshotItem] in
+                guard case let .table(id, _) = item else { return [item] }
+                return [item] + entries.filter { if case let .entry(table, _, _) = $0 { table == id } else { false } }.reversed()
+            }
+        }
+        do {
+            let store = try tableStore(fileSystem)
+            #expect(try store.current.value(in: "bytes", key: [7])?.bytes() == [7])
+            try store.write { tx in tx.put([70], for: [7], in: "bytes") }
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            #expect(store.statistics.tables.first?.indexesInStoredOrder == personIndexes.count)
+            #expect(try IndexOrderTests.answers(people) == IndexOrderTests.expected(all))
+            try store.checkInvariants()
+            store.close()
+        }
+        let store = try tableStore(fileSystem)
+        #expect(store.current.count(in: "bytes") == 20)
+        #expect(try store.current.value(in: "bytes", key: [7])?.bytes() == [70])
+        #expect(try store.current.value(in: "bytes", key: [8])?.bytes() == [8])
+        #expect(try IndexOrderTests.answers(store.table(Person.self, named: "people", indexes: personIndexes)) == IndexOrderTests.expected(all))
+        store.close()
     }
 }
 

@@ -186,6 +186,33 @@ import Testing
         #expect(try Self.answers(people) == Self.expected(all))
     }
 
+    /// Among entries of one key, an index is in identifier order: a stored
+    /// order with two of them swapped is not the index's, though its keys
+    /// ascend, and the open sorts that index instead.
+    @Test func aStoredOrderWithTiesOutOfIdentifierOrderIsSortedInstead() throws {
+        let fileSystem = SimulatedFileSystem()
+        let all = Self.people(150, seed: 12)
+        try Self.storePeople(all, on: fileSystem)
+        let byID = all.sorted { $0.id < $1.id }
+        var swapped = false
+        try IndexOrderHintTests.rewriteOrders(fileSystem) { index, positions in
+            guard index == "city" else { return positions }
+            var order = positions
+            // The first two rows of the smallest city: one key, two identifiers.
+            #expect(byID[Int(order[0])].city == byID[Int(order[1])].city)
+            order.swapAt(0, 1)
+            swapped = true
+            return order
+        }
+        #expect(swapped)
+        let store = try tableStore(fileSystem)
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == personIndexes.count - 1)
+        #expect(try Self.answers(people) == Self.expected(all))
+        try store.checkInvariants()
+        store.close()
+    }
+
     @Test func infoNamesTheStoredOrders() throws {
         let fileSystem = SimulatedFileSystem()
         do {

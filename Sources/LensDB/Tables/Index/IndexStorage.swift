@@ -103,35 +103,46 @@ struct IndexStorage: Sendable {
     private static func tree<Entry: IndexEntry>(
         _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
     ) -> PersistentBTree<Entry, EntryMark> {
-        if let storedOrder, let entries: [(Entry, EntryMark)] = Self.entries(of: rows, in: storedOrder, definition) {
-            inStoredOrder = true
-            return PersistentBTree(sorted: entries)
+        // Keys are read in the rows' order, which is the order they were
+        // allocated in; an order then visits this dense array, not the rows.
+        let keys = rows.map(definition.key)
+        return rows.withUnsafeBufferPointer { rows in
+            keys.withUnsafeBufferPointer { keys in
+                let entry = { (place: Int) in (key: Entry(key: keys[place], row: .passUnretained(rows[place])), value: EntryMark()) }
+                if let storedOrder, let entries = Self.entries(in: storedOrder, keys: keys, entry) {
+                    inStoredOrder = true
+                    return PersistentBTree(sorted: entries)
+                }
+                // Rows come in identifier order, and the sort is stable: ties stay in it.
+                return PersistentBTree(sorted: sortedPermutation(keys).map(entry))
+            }
         }
-        let entries = rows.map { Entry(key: definition.key($0), row: Unmanaged.passUnretained($0)) }
-        // Rows come in identifier order, and the sort is stable: ties stay in it.
-        let order = sortedPermutation(entries.map(\.key))
-        return PersistentBTree(sorted: order.map { (entries[$0], EntryMark()) })
     }
 
-    /// The entries of `rows` taken in `order`, when that is the index's
-    /// order; nil when it is not. One comparison per entry proves it: the
-    /// entries of distinct rows are distinct, so `rows.count` places in
-    /// range whose entries strictly ascend name every row once, sorted. A
-    /// stored order that no longer fits (the index's fields or their
+    /// The entries of the rows at the places `order` gives, when that is
+    /// the index's order of rows (sorted by identifier) whose keys are
+    /// `keys`; nil when it is not. One comparison per place proves it: keys
+    /// that ascend, and places that ascend among equal keys (so identifiers
+    /// do), with `keys.count` places in range, name every row once, sorted.
+    /// A stored order that no longer fits (the index's fields or their
     /// comparison changed, the file was written wrong) costs a sort, never
     /// a wrong index.
-    private static func entries<Entry: IndexEntry>(
-        of rows: [RowObject], in order: [UInt32], _ definition: IndexDefinition
-    ) -> [(Entry, EntryMark)]? {
-        guard order.count == rows.count else { return nil }
-        var entries: [(Entry, EntryMark)] = []
-        entries.reserveCapacity(rows.count)
+    private static func entries<Entry>(
+        in order: [UInt32], keys: UnsafeBufferPointer<IndexedKey>, _ entry: (Int) -> Entry
+    ) -> [Entry]? {
+        guard order.count == keys.count else { return nil }
+        var entries: [Entry] = []
+        entries.reserveCapacity(order.count)
+        var previous: Int?
         for place in order {
-            guard place < rows.count else { return nil }
-            let row = rows[Int(place)]
-            let entry = Entry(key: definition.key(row), row: .passUnretained(row))
-            if let last = entries.last?.0, !(last < entry) { return nil }
-            entries.append((entry, EntryMark()))
+            let place = Int(place)
+            guard place < keys.count else { return nil }
+            if let previous {
+                if keys[place] < keys[previous] { return nil }
+                if place <= previous, !(keys[previous] < keys[place]) { return nil }
+            }
+            entries.append(entry(place))
+            previous = place
         }
         return entries
     }
