@@ -1,3 +1,5 @@
+import HashTreeCollections
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -91,6 +93,9 @@ struct TableLoader<T: Entity> {
     let name: String
     let indexes: [Index<T>]
     let policy: UndecodablePolicy
+    /// The fewest entries worth a thread of their own: a table this large
+    /// decodes on several threads, and builds its indexes on several.
+    var entriesPerThread = 16_384
 
     func load(from state: StoreState) throws -> TableStorage {
         var storage = TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))
@@ -98,33 +103,24 @@ struct TableLoader<T: Entity> {
         if let declared = state.encoding(ofTable: name), declared != storage.encoding, count > 0 {
             throw TableError.encodingMismatch(table: name, stored: declared, expected: storage.encoding)
         }
-        let decoder = ValueDecoder()
-        var failures: [(key: [UInt8], error: Error)] = []
+        let (keys, values) = state.snapshotTables[name].map { ($0.keys, $0.values) } ?? Self.entries(state.tables[name] ?? [:])
+        // Large tables decode on every core, each thread a run of entries.
+        let ranges = Parallel.runs(of: keys.count, smallest: entriesPerThread)
+        let schema = storage.schema, lsn = state.lsn
+        let runs = Parallel.map(ranges.count) { run in decode(keys, values, ranges[run], schema: schema, lsn: lsn) }
         var rows: [(key: IndexValue, value: RowObject)] = []
-        rows.reserveCapacity(count)
+        rows.reserveCapacity(runs.reduce(0) { $0 + $1.rows.count })
         // Rows come in identifier order from a table as its snapshot holds
         // it, whose keys ascend; a table changed since is a hash map.
         var ascending = state.snapshotTables[name] != nil
-        func decode(_ key: [UInt8], _ bytes: [UInt8]) {
-            do {
-                let entity = try decoder.decode(T.self, from: bytes)
-                let id = try identifierValue(entity.id)
-                guard storage.schema.identifier(fromKeyBytes: key) == id else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
-                }
-                if ascending, let last = rows.last, !(last.key < id) { ascending = false }
-                rows.append((id, RowBox(entity, id: id, lsn: state.lsn, encoding: EncodingSummary(bytes))))
-            } catch {
-                failures.append((key, error))
-                if policy == .quarantine { storage.quarantine[key] = QuarantinedEntry(bytes: bytes, reason: Self.reason(error)) }
-            }
+        for run in runs {
+            if let last = rows.last, let next = run.rows.first, !(last.key < next.key) { ascending = false }
+            ascending = ascending && run.ascending
+            rows.append(contentsOf: run.rows)
         }
-        if let loaded = state.snapshotTables[name] {
-            for (key, bytes) in zip(loaded.keys, loaded.values) { decode(key, bytes) }
-        } else {
-            // Stored values are bytes until a table decodes them; `.decoded`
-            // cannot occur in a table no program has opened.
-            for (key, value) in state.tables[name] ?? [:] { decode(key, (try? value.bytes()) ?? []) }
+        let failures = runs.flatMap(\.failures).map { (key: keys[$0.position], bytes: values[$0.position], error: $0.error) }
+        if policy == .quarantine {
+            for failure in failures { storage.quarantine[failure.key] = QuarantinedEntry(bytes: failure.bytes, reason: Self.reason(failure.error)) }
         }
         if policy == .fail, let first = failures.min(by: { $0.key.lexicographicallyPrecedes($1.key) }) {
             let id = Table<T>.identifier(fromKeyBytes: first.key, storage.schema).map { "\($0)" }
@@ -142,15 +138,66 @@ struct TableLoader<T: Entity> {
         return storage
     }
 
+    /// The keys and values of a table held as a hash map, in no particular
+    /// order. Its values are bytes: `.decoded` occurs only in a table a
+    /// program has opened with its type.
+    private static func entries(_ table: TreeDictionary<[UInt8], StoredValue>) -> ([[UInt8]], [[UInt8]]) {
+        var keys: [[UInt8]] = [], values: [[UInt8]] = []
+        keys.reserveCapacity(table.count)
+        values.reserveCapacity(table.count)
+        for (key, value) in table {
+            keys.append(key)
+            values.append((try? value.bytes()) ?? [])
+        }
+        return (keys, values)
+    }
+
+    /// What decoding a run of entries gives: its rows, whether their
+    /// identifiers ascend, and the entries that did not decode (by position).
+    private struct DecodedRun {
+        var rows: [(key: IndexValue, value: RowObject)] = []
+        var ascending = true
+        var failures: [(position: Int, error: any Error)] = []
+    }
+
+    /// Decodes the entries at `range`. Safe on several threads at once:
+    /// it reads its arguments and writes only what it returns.
+    private func decode(
+        _ keys: [[UInt8]], _ values: [[UInt8]], _ range: Range<Int>, schema: TableSchema, lsn: UInt64
+    ) -> DecodedRun {
+        let decoder = ValueDecoder()
+        var run = DecodedRun()
+        run.rows.reserveCapacity(range.count)
+        for position in range {
+            do {
+                let entity = try decoder.decode(T.self, from: values[position])
+                let id = try identifierValue(entity.id)
+                guard schema.identifier(fromKeyBytes: keys[position]) == id else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
+                }
+                if run.ascending, let last = run.rows.last, !(last.key < id) { run.ascending = false }
+                run.rows.append((id, RowBox(entity, id: id, lsn: lsn, encoding: EncodingSummary(values[position]))))
+            } catch {
+                run.failures.append((position, error))
+            }
+        }
+        return run
+    }
+
     /// Fills every index from the rows, checking unique ones: in the order
     /// the snapshot stored when it is the index's order, else sorted.
     private func buildIndexes(
         _ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)], orders: [String: [UInt32]]
     ) throws {
         let rows = rows.map(\.value)
-        for position in storage.indexes.indices {
-            let definition = storage.indexes[position].definition
-            let index = IndexStorage(definition, rows: rows, storedOrder: orders[definition.name])
+        let definitions = storage.indexes.map(\.definition)
+        // Each index on a thread of its own, when the table is large enough.
+        let parallel = rows.count >= entriesPerThread
+        let built = parallel
+            ? Parallel.map(definitions.count) { IndexStorage(definitions[$0], rows: rows, storedOrder: orders[definitions[$0].name]) }
+            : definitions.map { IndexStorage($0, rows: rows, storedOrder: orders[$0.name]) }
+        for (position, index) in built.enumerated() {
+            let definition = definitions[position]
             if index.builtInStoredOrder { storage.indexesInStoredOrder += 1 }
             if definition.isUnique, let key = index.repeatedKey() {
                 throw TableError.uniqueViolation(index: "\(name).\(definition.name)", value: key.description)

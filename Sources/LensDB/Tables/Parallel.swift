@@ -1,0 +1,52 @@
+import Dispatch
+import Foundation
+
+/// Work an open splits across the machine's cores: decoding a large table
+/// and building its indexes, which read shared rows and write nothing
+/// shared.
+enum Parallel {
+    /// How many threads a split uses at most: the cores the process may run on.
+    static let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+
+    /// `body(0) … body(count - 1)`, run on up to ``threads`` threads at once
+    /// and returned in order. `body` must be safe to call from several
+    /// threads at once; the call returns when every part has.
+    static func map<Result: Sendable>(_ count: Int, _ body: @Sendable (Int) -> Result) -> [Result] {
+        guard count > 1, threads > 1 else { return (0..<count).map(body) }
+        let slots = Slots<Result>(count)
+        DispatchQueue.concurrentPerform(iterations: count) { part in slots.set(part, body(part)) }
+        return slots.results
+    }
+
+    /// One result slot per part of a ``map(_:_:)``.
+    ///
+    /// `@unchecked Sendable`: every part writes its own slot alone, once,
+    /// and the slots are read only after `concurrentPerform` returned,
+    /// which happens after every part has run. No slot is ever touched by
+    /// two threads without that ordering between them.
+    private final class Slots<Result: Sendable>: @unchecked Sendable {
+        private let storage: UnsafeMutableBufferPointer<Result?>
+
+        init(_ count: Int) {
+            storage = .allocate(capacity: count)
+            storage.initialize(repeating: nil)
+        }
+
+        deinit {
+            _ = storage.deinitialize()
+            storage.deallocate()
+        }
+
+        func set(_ part: Int, _ result: Result) { storage[part] = result }
+
+        var results: [Result] { storage.map { $0! } }
+    }
+
+    /// `count` items cut into as many runs as there are threads, each of at
+    /// least `smallest` items (one run when there are fewer): the ranges
+    /// of the runs, in order.
+    static func runs(of count: Int, smallest: Int) -> [Range<Int>] {
+        let parts = max(1, min(threads, count / max(1, smallest)))
+        return (0..<parts).map { part in count * part / parts..<count * (part + 1) / parts }
+    }
+}

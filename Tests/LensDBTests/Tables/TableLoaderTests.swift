@@ -1,0 +1,85 @@
+import Foundation
+import LensLog
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// A large table's first open decodes its entries and builds its indexes on
+/// several threads. Split into runs of a few entries, a load must give what
+/// one thread gives: the same rows, indexes, quarantine and errors.
+@Suite struct TableLoaderTests {
+    /// Entries as a snapshot of `people` holds them, in key order, with the
+    /// entries at `broken` replaced by bytes that are no person; and, when
+    /// `reversed`, given in reverse, as a snapshot LensDB did not write might.
+    static func state(_ people: [Person], broken: Set<Int>, reversed: Bool) throws -> StoreState {
+        var loader = SnapshotLoader(lastLSN: 9)
+        #expect(loader.add(.table(id: 1, name: "people")) == nil)
+        #expect(loader.add(.tableEncoding(table: 1, key: KeyEncoding.int64.rawValue, value: ValueEncoding.valueFormat.rawValue)) == nil)
+        var entries = try people.sorted { $0.id < $1.id }.enumerated().map { place, person in
+            (OrderedKey.int64(person.id), broken.contains(place) ? try ValueEncoder().encode(["no": "person"]) : try ValueEncoder().encode(person))
+        }
+        if reversed { entries.reverse() }
+        for (key, value) in entries { #expect(loader.add(.entry(table: 1, key: key, value: value)) == nil) }
+        // The indexes' orders, as a compaction of the people stores them.
+        var whole = SnapshotLoader(lastLSN: 9)
+        _ = whole.add(.table(id: 1, name: "people"))
+        for person in people { _ = whole.add(.entry(table: 1, key: OrderedKey.int64(person.id), value: try ValueEncoder().encode(person))) }
+        let storage = try TableLoader<Person>(name: "people", indexes: personIndexes, policy: .fail).load(from: whole.state)
+        for (index, positions) in storage.indexOrders() {
+            #expect(loader.add(.indexOrder(table: 1, index: index, start: 0, positions: positions)) == nil)
+        }
+        return loader.state
+    }
+
+    /// What a load gives, as comparable values: each index's identifiers in
+    /// its order, the quarantined keys, or the error's text.
+    static func outcome(_ state: StoreState, policy: UndecodablePolicy, entriesPerThread: Int) -> [String] {
+        var loader = TableLoader<Person>(name: "people", indexes: personIndexes, policy: policy)
+        loader.entriesPerThread = entriesPerThread
+        do {
+            let storage = try loader.load(from: state)
+            try storage.checkInvariants()
+            var outcome = ["rows: \(IndexOrderHintTests.rowsOf(storage).map(\.id))"]
+            outcome += storage.indexes.map { "\($0.definition): \(IndexOrderHintTests.orderOf($0))" }
+            outcome.append("quarantined: \(storage.quarantine.keys.sorted { $0.lexicographicallyPrecedes($1) })")
+            outcome.append("in stored order: \(storage.indexesInStoredOrder)")
+            return outcome
+        } catch {
+            return ["\(error)"]
+        }
+    }
+
+    @Test func aLoadSplitIntoRunsGivesWhatOneThreadGives() throws {
+        var random = SeededGenerator.fromEnvironment(default: 41)
+        for round in 0..<12 {
+            let count = Int.random(in: 20...90, using: &random)
+            let people = (1...count).map { Person.random(Int64($0) * 5 - 40, using: &random) }
+            let broken = round % 3 == 0 ? [] : Set((0..<Int.random(in: 1...3, using: &random)).map { _ in Int.random(in: 0..<count, using: &random) })
+            let state = try Self.state(people, broken: broken, reversed: round % 4 == 1)
+            for policy in [UndecodablePolicy.fail, .quarantine] {
+                let alone = Self.outcome(state, policy: policy, entriesPerThread: .max)
+                let split = Self.outcome(state, policy: policy, entriesPerThread: 7)
+                #expect(split == alone, "round \(round), \(policy)")
+                if broken.isEmpty {
+                    #expect(alone.last == "in stored order: \(personIndexes.count)", "\(alone)")
+                } else if policy == .fail {
+                    #expect(alone.count == 1 && alone[0].contains("\(broken.count)"), "\(alone)")
+                }
+            }
+        }
+    }
+
+    /// The runs cut every entry into exactly one run, in order, none
+    /// smaller than asked unless there is only one.
+    @Test func runsCoverEveryEntryOnce() {
+        for count in [0, 1, 6, 7, 13, 14, 15, 100, 16_384, 100_000] {
+            for smallest in [1, 7, 16_384] {
+                let runs = Parallel.runs(of: count, smallest: smallest)
+                #expect(runs.first?.lowerBound == 0 && runs.last?.upperBound == count)
+                #expect(zip(runs, runs.dropFirst()).allSatisfy { $0.upperBound == $1.lowerBound })
+                #expect(runs.count == 1 || runs.allSatisfy { $0.count >= smallest }, "\(count) by \(smallest): \(runs)")
+                #expect(runs.count <= max(1, Parallel.threads))
+            }
+        }
+    }
+}
