@@ -67,13 +67,24 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     var isEmpty: Bool { count == 0 }
 
     /// The value for `key`, if any.
+    ///
+    /// The descent holds each node unretained: the tree holds the root,
+    /// and each node its children, for as long as this call reads them, so
+    /// a point read retains and releases nothing but the value it returns.
     func value(for key: Key) -> Value? {
-        guard var node = root else { return nil }
-        while !node.isLeaf {
-            node = node.children[node.childIndex(for: key)]
+        guard let root else { return nil }
+        return withExtendedLifetime(root) {
+            var node = Unmanaged.passUnretained(root)
+            while let child = node._withUnsafeGuaranteedRef({ $0.isLeaf ? nil : $0.unretainedChild(for: key) }) {
+                node = child
+            }
+            return node._withUnsafeGuaranteedRef { leaf in
+                leaf.keys.withUnsafeBufferPointer { keys in
+                    let index = keys.lowerBound(of: key)
+                    return index < keys.count && keys[index] == key ? leaf.values[index] : nil
+                }
+            }
         }
-        let index = node.keys.lowerBound(of: key)
-        return index < node.keys.count && node.keys[index] == key ? node.values[index] : nil
     }
 
     /// Inserts or replaces the entry for `key`; returns the value replaced.
@@ -262,6 +273,13 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         Swift.max(0, keys.upperBound(of: key) - 1)
     }
 
+    /// The child whose range holds `key`, unretained: valid while this node
+    /// is, and holds it.
+    func unretainedChild(for key: Key) -> Unmanaged<BTreeNode> {
+        let index = keys.withUnsafeBufferPointer { Swift.max(0, $0.upperBound(of: key) - 1) }
+        return children.withUnsafeBufferPointer { .passUnretained($0[index]) }
+    }
+
     private func uniqueChild(_ index: Int) -> BTreeNode {
         if !isKnownUniquelyReferenced(&children[index]) { children[index] = children[index].copy() }
         return children[index]
@@ -390,18 +408,18 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
     }
 }
 
-extension Array where Element: Comparable {
+extension RandomAccessCollection where Index == Int, Element: Comparable {
     /// The first index whose element is not less than `key`.
     func lowerBound(of key: Element) -> Int { partitionIndex { !($0 < key) } }
     /// The first index whose element is greater than `key`.
     func upperBound(of key: Element) -> Int { partitionIndex { key < $0 } }
 }
 
-extension Array {
+extension RandomAccessCollection where Index == Int {
     /// The first index for which `predicate` holds, given that it holds for
-    /// a suffix of the elements. Binary search.
+    /// a suffix of the elements (from `startIndex`). Binary search.
     func partitionIndex(where predicate: (Element) -> Bool) -> Int {
-        var low = 0, high = count
+        var low = startIndex, high = endIndex
         while low < high {
             let middle = (low + high) / 2
             if predicate(self[middle]) { high = middle } else { low = middle + 1 }
