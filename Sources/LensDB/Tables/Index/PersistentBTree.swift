@@ -186,15 +186,26 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     }
 
     /// How many keys come before the first key for which `isBefore` is false.
+    /// Descends unretained, as ``value(for:)`` does.
     func rank(of isBefore: (Key) -> Bool) -> Int {
-        guard var node = root else { return 0 }
-        var rank = 0
-        while !node.isLeaf {
-            let index = Swift.max(0, node.keys.partitionIndex(where: { !isBefore($0) }) - 1)
-            for child in node.children[..<index] { rank += child.total }
-            node = node.children[index]
+        guard let root else { return 0 }
+        return withExtendedLifetime(root) {
+            var node = Unmanaged.passUnretained(root)
+            var rank = 0
+            while true {
+                let (skipped, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<Node>?) in
+                    let index = node.keys.withUnsafeBufferPointer { $0.partitionIndex(where: { !isBefore($0) }) }
+                    guard !node.isLeaf else { return (index, nil) }
+                    return node.children.withUnsafeBufferPointer { children in
+                        let next = Swift.max(0, index - 1)
+                        return (children[..<next].reduce(0) { $0 + $1.total }, .passUnretained(children[next]))
+                    }
+                }
+                rank += skipped
+                guard let child else { return rank }
+                node = child
+            }
         }
-        return rank + node.keys.partitionIndex(where: { !isBefore($0) })
     }
 
     /// The entry at `rank` in ascending order (0 is the smallest).
