@@ -220,7 +220,7 @@ extension LogWriter {
         }
         let target = state.issuedLSN
         let predecessor = state.predecessor
-        let covered = Int(target - min(target, state.durableLSN))
+        let covered = readyGroup
 
         lock.unlock()
         let started = monotonicNanoseconds()
@@ -279,11 +279,18 @@ extension LogWriter {
         let budget = min(state.lastSyncNanoseconds / 4, 2_000_000)
         guard target > 1, budget > 0 else { return }
         let start = monotonicNanoseconds()
-        while state.failure == nil && state.issuedLSN - min(state.issuedLSN, state.durableLSN) < UInt64(target)
-                && monotonicNanoseconds() - start < budget {
+        while state.failure == nil && readyGroup < target && monotonicNanoseconds() - start < budget {
             lock.unlock()
             sched_yield()
             lock.lock()
+        }
+    }
+
+    /// The `.full` commits written and waiting for a sync: the group a sync
+    /// now would serve. Called with the lock held.
+    private var readyGroup: Int {
+        state.waiters.reduce(0) { count, waiter in
+            count + (waiter.durability == .full && waiter.lsn > state.durableLSN && waiter.lsn <= state.issuedLSN ? 1 : 0)
         }
     }
 

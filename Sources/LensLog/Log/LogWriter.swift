@@ -76,8 +76,11 @@ public final class LogWriter: @unchecked Sendable {
         /// came cuts there again once it lands.
         var cutOffset: Int64?
         var statistics = LogWriterStatistics()
-        /// The largest recent group, decaying by one a sync: how many records
-        /// a sync may expect to cover.
+        /// The largest recent group, decaying by one a sync: how many
+        /// `.full` commits a sync may expect to serve. Commits, not records:
+        /// a burst of records nobody waits on (`.none`, `.buffered`) is no
+        /// group, and must not make the lone committer after it wait for
+        /// company at each of its next syncs.
         var recentGroup = 1
         /// How long the last sync took, in nanoseconds.
         var lastSyncNanoseconds = 0

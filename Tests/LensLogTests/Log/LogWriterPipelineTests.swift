@@ -88,6 +88,32 @@ final class GatedFile: StoredFile, @unchecked Sendable {
     /// Claim 1: a batch written while the previous sync is in flight claims
     /// only what was durable before that sync; losing the earlier batch and
     /// keeping the later one reads as a torn tail, not corruption.
+    /// A sync expects company from the group the syncs before it served:
+    /// `.full` commits, not records. Records nobody waited on are no group,
+    /// so a lone committer after a burst of them syncs at once, without
+    /// yielding the CPU at each of its next syncs to wait for others.
+    @Test func recordsNobodyWaitedOnAreNoGroupForTheNextSync() throws {
+        let fileSystem = SimulatedFileSystem()
+        let (writer, _) = try makeWriter(fileSystem)
+        func group() -> Int { writer.lock.withLock { writer.state.recentGroup } }
+        for index in 0..<200 { try writer.append([UInt8(index)], durability: .none) }
+        try writer.append([1], durability: .full)
+        #expect(writer.durableLSN == 201)
+        #expect(group() == 1)
+        // Eight committers at once: a group as large as those that joined one sync.
+        let done = DispatchGroup()
+        let start = DispatchSemaphore(value: 0)
+        for index in 0..<8 {
+            done.enter()
+            Thread { start.wait(); _ = try? writer.append([UInt8(index)], durability: .full); done.leave() }.start()
+        }
+        for _ in 0..<8 { start.signal() }
+        done.wait()
+        #expect(writer.durableLSN == 209)
+        #expect((1...8).contains(group()))
+        writer.close()
+    }
+
     @Test func batchWrittenDuringASyncVouchesOnlyForWhatWasDurableBefore() throws {
         let fileSystem = SimulatedFileSystem()
         let (writer, file) = try makeWriter(fileSystem)
