@@ -149,7 +149,10 @@ extension Store {
         // large transaction's are freed on a thread of its own, not here
         // between the commit and its caller; a small one's, a few paths,
         // cost less to free here than waking that thread would.
-        if commit.operations >= Self.reclaimedAsideFrom { Self.reclaim(&replaced) }
+        // A commit that made a table held as its snapshot stored it into a
+        // hash map replaced that table whole, however few its operations.
+        let thawed = replaced.snapshotTables.count != commit.state.snapshotTables.count
+        if commit.operations >= Self.reclaimedAsideFrom || thawed { Self.reclaim(&replaced) }
         if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()

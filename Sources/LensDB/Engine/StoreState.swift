@@ -47,7 +47,8 @@ public struct StoreState: Sendable {
         rootEncodings[name]
     }
 
-    /// The value under `key` in `table`, if any. O(1) expected.
+    /// The value under `key` in `table`, if any. O(1) expected; O(log n)
+    /// for a table held as its snapshot stored it.
     public func value(in table: String, key: [UInt8]) -> StoredValue? {
         if let contents = typed[table] { return contents.storedValue(forKeyBytes: key) }
         if let loaded = snapshotTables[table] { return loaded.value(for: key).map(StoredValue.encoded) }
