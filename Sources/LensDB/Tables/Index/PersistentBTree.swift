@@ -287,7 +287,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
     /// The child whose range holds `key`, unretained: valid while this node
     /// is, and holds it.
     func unretainedChild(for key: Key) -> Unmanaged<BTreeNode> {
-        let index = keys.withUnsafeBufferPointer { Swift.max(0, $0.upperBound(of: key) - 1) }
+        let index = childIndex(for: key)
         return children.withUnsafeBufferPointer { .passUnretained($0[index]) }
     }
 
