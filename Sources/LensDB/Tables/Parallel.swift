@@ -8,6 +8,10 @@ enum Parallel {
     /// How many threads a split uses at most: the cores the process may run on.
     static let threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
+    /// The fewest items worth a thread of their own: below, starting
+    /// threads costs more than it saves. Tuning only.
+    static let itemsPerThread = 16_384
+
     /// `body(0) … body(count - 1)`, run on up to ``threads`` threads at once
     /// and returned in order. `body` must be safe to call from several
     /// threads at once; the call returns when every part has.

@@ -95,7 +95,7 @@ struct TableLoader<T: Entity> {
     let policy: UndecodablePolicy
     /// The fewest entries worth a thread of their own: a table this large
     /// decodes on several threads, and builds its indexes on several.
-    var entriesPerThread = 16_384
+    var entriesPerThread = Parallel.itemsPerThread
 
     func load(from state: StoreState) throws -> TableStorage {
         var storage = TableStorage(name: name, schema: .of(T.self), indexes: indexes.map(\.erased))

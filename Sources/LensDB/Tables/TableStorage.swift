@@ -182,6 +182,46 @@ struct TableStorage: Sendable {
         return old
     }
 
+    /// Inserts or replaces the entity `id` in the rows and the unique
+    /// indexes now, and adds the change to `deferred` for the other indexes,
+    /// which are not read until ``apply(_:)`` takes it in; returns the row
+    /// it replaced. Unique indexes stay current: the next put checks them.
+    @discardableResult
+    mutating func put(_ row: RowObject, id: IndexValue, deferring deferred: inout [IndexChange]) -> RowObject? {
+        let old = rows.updateValue(row, forKey: id)
+        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: old, new: row) }
+        deferred.append(IndexChange(old: old, new: row))
+        encodedBytes += Int(row.encodedCount) - Int(old?.encodedCount ?? 0)
+        return old
+    }
+
+    /// Brings the indexes that ``put(_:id:deferring:)`` left behind up to
+    /// date with the rows.
+    /// A large batch changes each index on a thread of its own: they read
+    /// the same rows and share nothing else.
+    mutating func apply(_ deferred: [IndexChange], changesPerThread: Int = Self.indexChangesPerThread) {
+        let positions = indexes.indices.filter { !indexes[$0].definition.isUnique }
+        guard deferred.count >= changesPerThread, positions.count > 1 else {
+            for position in positions { indexes[position].apply(deferred) }
+            return
+        }
+        let taken = positions.map { indexes[$0] }
+        // Only `taken` holds the trees now, so a change in place copies
+        // no node it did not copy before.
+        for position in positions { indexes[position] = IndexStorage(indexes[position].definition) }
+        let changed = Parallel.map(positions.count) { part in
+            var index = taken[part]
+            index.apply(deferred)
+            return index
+        }
+        for (part, position) in positions.enumerated() { indexes[position] = changed[part] }
+    }
+
+    /// The fewest changes a batch needs for its indexes to change on
+    /// several threads: an index takes about a microsecond per change, a
+    /// thread tens to start. Tuning only.
+    static var indexChangesPerThread: Int { 2_048 }
+
     /// Removes the entity `id`; returns its row.
     @discardableResult
     mutating func remove(_ id: IndexValue) -> RowObject? {

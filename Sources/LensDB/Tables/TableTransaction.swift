@@ -46,30 +46,50 @@ public struct TableTransaction<T: Entity> {
     public mutating func put(_ entity: T) throws {
         var storage = takeStorage()
         defer { transaction.state.typed[table.name] = storage }
+        guard let (row, key, bytes) = try staged(entity, in: storage) else { return }
+        transaction.declare(storage.encoding, forTable: table.name)
+        storage.put(row, id: row.id)
+        transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
+    }
+
+    /// Inserts or replaces every entity. A throw leaves the ones before it
+    /// in the transaction; ``Store/write(durability:_:)`` then commits none.
+    /// Indexes other than unique ones take the whole batch in at its end,
+    /// which for a batch large beside the table is a rebuild, not a descent
+    /// per entity.
+    public mutating func put(_ entities: some Sequence<T>) throws {
+        var storage = takeStorage()
+        var deferred: [IndexChange] = []
+        defer {
+            storage.apply(deferred)
+            transaction.state.typed[table.name] = storage
+        }
+        for entity in entities {
+            guard let (row, key, bytes) = try staged(entity, in: storage) else { continue }
+            transaction.declare(storage.encoding, forTable: table.name)
+            storage.put(row, id: row.id, deferring: &deferred)
+            transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
+        }
+    }
+
+    /// The row, key and encoding a put of `entity` writes; nil when the
+    /// stored entity encodes the same, so the put changes nothing.
+    private func staged(_ entity: T, in storage: TableStorage) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
         let id = try identifier(of: entity.id)
         let key = storage.schema.keyBytes(of: id)
         if storage.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
         let encoder = ValueEncoder()
         let bytes = try encoder.encode(entity)
         let encoding = EncodingSummary(bytes)
-        let old = storage.row(id)
         // Only an equal hash needs the stored entity encoded again to be sure.
-        if let old, old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return }
+        if let old = storage.row(id), old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return nil }
         let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)
         for index in storage.indexes {
             if let key = index.conflict(with: row) {
                 throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: key.description)
             }
         }
-        transaction.declare(storage.encoding, forTable: table.name)
-        storage.put(row, id: id)
-        transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
-    }
-
-    /// Inserts or replaces every entity. A throw leaves the ones before it
-    /// in the transaction; ``Store/write(durability:_:)`` then commits none.
-    public mutating func put(_ entities: some Sequence<T>) throws {
-        for entity in entities { try put(entity) }
+        return (row, key, bytes)
     }
 
     /// Removes the entity (or quarantined entry) `id`; nothing happens when absent.

@@ -2,7 +2,8 @@ import Foundation
 import LensDB
 
 /// The LensDB side of W1 and W6 alone, for `perf record`: fills 100k people
-/// in one transaction, compacts, and opens the table five times.
+/// in one transaction, compacts, and opens the table five times; or, named
+/// on the command line, another workload on those people (`updates` is W7).
 let tableProfileWorkload = Workload(
     name: "table-profile",
     summary: "LensDB alone: 100k inserts in one transaction, then five opens (for profiling)"
@@ -24,6 +25,18 @@ let tableProfileWorkload = Workload(
             try store.write(durability: Durability.none) { tx in try tx[people].put(BenchPerson.make(Int64(index % 100_000 + 1), version: 9)) }
         }
         print(String(format: "µs per table put without sync: %.1f", (now() - start) / 50000 * 1e6))
+        store.close()
+        return
+    }
+    if CommandLine.arguments.contains("updates") {
+        let (store, people) = try openLensPeople(path.path)
+        var random = SystemRandomNumberGenerator()
+        for round in 1...5 {
+            let updates = (0..<10_000).map { _ in BenchPerson.make(Int64.random(in: 1...100_000, using: &random), version: 100 + round) }
+            let start = now()
+            try store.write { tx in try tx[people].put(updates) }
+            print(String(format: "10k updates in one transaction: %.3f s", now() - start))
+        }
         store.close()
         return
     }

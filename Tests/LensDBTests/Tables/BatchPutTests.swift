@@ -1,0 +1,114 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// A put of many entities takes its index changes in at its end, rebuilding
+/// an index when the batch is large beside it. Whatever the batch holds, the
+/// table must end as the same entities put one at a time leave it.
+@Suite struct BatchPutTests {
+    /// Each index's identifiers in its order, and the rows' identifiers.
+    static func orders(_ people: Table<Person>, in store: Store) -> [String] {
+        let storage = people.storage(in: store.current)
+        return ["rows: \(IndexOrderHintTests.rowsOf(storage).map(\.id))"]
+            + storage.indexes.map { "\($0.definition): \(IndexOrderHintTests.orderOf($0))" }
+    }
+
+    /// A batch as users send them: new entities and changed ones, in any
+    /// order, some given twice (the last wins), some unchanged.
+    static func batch(_ count: Int, among ids: ClosedRange<Int64>, using random: inout SeededGenerator) -> [Person] {
+        var batch = (0..<count).map { _ in Person.random(Int64.random(in: ids, using: &random), using: &random) }
+        if Bool.random(using: &random) { batch.sort { $0.id < $1.id } }
+        // Unique emails per identifier, so only the violation test violates.
+        return batch.map { person in
+            var person = person
+            person.email = "p\(person.id)@example.com"
+            return person
+        }
+    }
+
+    @Test func aBatchLeavesTheIndexesAsPutsOneAtATimeDo() throws {
+        var random = SeededGenerator.fromEnvironment("BatchPutTests.aBatchLeavesTheIndexesAsPutsOneAtATimeDo")
+        for round in 0..<16 {
+            let batched = try tableStore(), single = try tableStore()
+            let inBatches = try batched.table(Person.self, named: "people", indexes: personIndexes)
+            let oneByOne = try single.table(Person.self, named: "people", indexes: personIndexes)
+            for _ in 0..<4 {
+                // From a few entities beside the table (changed in place) to
+                // many times its size (rebuilt), over a range that repeats ids.
+                let size = [1, 3, 20, 150][Int.random(in: 0...3, using: &random)]
+                let batch = Self.batch(size, among: 1...Int64(40 + round * 10), using: &random)
+                let before = inBatches.snapshot()
+                let orderBefore = try before.query.sorted(by: \.age).all()
+                try inBatches.put(batch)
+                try single.write { tx in for person in batch { try tx[oneByOne].put(person) } }
+                #expect(Self.orders(inBatches, in: batched) == Self.orders(oneByOne, in: single), "round \(round)")
+                #expect(try before.query.sorted(by: \.age).all() == orderBefore, "a version read before the batch keeps its order")
+            }
+            let query = { (people: Table<Person>) in
+                try people.query.filter(\.city == "Lyon" && \.age >= 30).sorted(by: \.score, .descending).all()
+            }
+            #expect(try query(inBatches) == query(oneByOne))
+            try batched.checkInvariants()
+        }
+    }
+
+    /// A large batch changes each index on a thread of its own, in place
+    /// or rebuilt; the indexes must be those one thread makes.
+    @Test func indexesRebuiltOnSeveralThreadsAreThoseOneThreadBuilds() throws {
+        var random = SeededGenerator.fromEnvironment("BatchPutTests.indexesRebuiltOnSeveralThreadsAreThoseOneThreadBuilds")
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(Self.batch(400, among: 1...500, using: &random))
+        // Batches changed in place (fewer than one change per 16 entries) and rebuilt.
+        for (round, size) in [3, 10, 20, 60, 200, 900].enumerated() {
+            let batch = Self.batch(size, among: 1...600, using: &random)
+            var deferred: [IndexChange] = []
+            var split = people.storage(in: store.current)
+            for person in batch {
+                split.put(RowBox(person, id: try identifierValue(person.id), lsn: 1), id: try identifierValue(person.id), deferring: &deferred)
+            }
+            var alone = split
+            split.apply(deferred, changesPerThread: 2)
+            alone.apply(deferred, changesPerThread: .max)
+            try split.checkInvariants()
+            #expect(split.indexes.map(IndexOrderHintTests.orderOf) == alone.indexes.map(IndexOrderHintTests.orderOf), "round \(round)")
+        }
+    }
+
+    @Test func aBatchedTableReopensWithTheSameIndexes() throws {
+        var random = SeededGenerator.fromEnvironment("BatchPutTests.aBatchedTableReopensWithTheSameIndexes")
+        let fileSystem = SimulatedFileSystem()
+        var store = try tableStore(fileSystem)
+        var people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        try people.put(Self.batch(300, among: 1...200, using: &random))
+        try people.put(Self.batch(120, among: 150...400, using: &random))
+        let orders = Self.orders(people, in: store)
+        store.close()
+        store = try tableStore(fileSystem)
+        people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(Self.orders(people, in: store) == orders)
+    }
+
+    @Test func aUniqueViolationMidBatchLeavesTheIndexesOfTheEntitiesBefore() throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        var random = SeededGenerator(seed: 7)
+        try people.put(Self.batch(10, among: 1...10, using: &random))
+        var batch = Self.batch(60, among: 100...200, using: &random)
+        var twin = batch[40]
+        twin.id = 999
+        batch.insert(twin, at: 50)
+        try store.write { tx in
+            #expect(throws: TableError.self) { try tx[people].put(batch) }
+            // The 50 before the twin are in the transaction, and found by its indexes.
+            let byCity = try tx[people].query.filter(\.city == batch[3].city).ids()
+            #expect(byCity.contains(batch[3].id))
+            let all = Set(tx[people].all().map(\.id))
+            let byAge = try Set(tx[people].query.filter(\.age >= 0).ids())
+            #expect(byAge == all, "the age index holds exactly the transaction's entities")
+            #expect(all.isSuperset(of: batch[..<50].map(\.id)) && !all.contains(999))
+        }
+        try store.checkInvariants()
+    }
+}
