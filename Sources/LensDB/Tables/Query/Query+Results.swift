@@ -434,7 +434,7 @@ extension QueryPlan {
         if spec.offset > 0 || spec.limit != nil {
             lines.append("  offset \(spec.offset)" + (spec.limit.map { ", limit \($0)" } ?? ""))
         }
-        let weighed = alternatives.map { String(format: "%@ (reads %.0f, cost %.0f)", $0.name, $0.reads, $0.cost) }
+        let weighed = alternatives.map { String(format: "%@ (reads %.0f, cost %.0f)", $0.way.name(contents), $0.reads, $0.cost) }
         lines.append(String(format: "  estimates: ~%.0f matches; chose ", matches) + weighed.first!
             + (weighed.count > 1 ? " over " + weighed.dropFirst().joined(separator: ", ") : ""))
         return lines.joined(separator: "\n")

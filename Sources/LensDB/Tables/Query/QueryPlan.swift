@@ -25,11 +25,31 @@ struct QueryPlan {
 
     /// One way the planner weighed, for ``Query/explain()``.
     struct Alternative {
-        var name: String
+        /// Named only when explained: a plan weighs several per query.
+        var way: Way
         /// Entries it would read.
         var reads: Double
         /// Reads, filter work and sorting, in units of one entry read.
         var cost: Double
+    }
+
+    enum Way: Equatable {
+        case primaryKey
+        case scan
+        case index(Int)
+        case intersection(Int, Int, merged: Bool)
+        case walk(Int, descending: Bool)
+
+        func name(_ contents: TableStorage) -> String {
+            let index = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
+            switch self {
+            case .primaryKey: return "primary key"
+            case .scan: return "scan"
+            case let .index(position): return index(position)
+            case let .intersection(first, second, merged): return "intersection of \(index(first)) and \(index(second))\(merged ? ", merged" : "")"
+            case let .walk(position, descending): return "walk \(index(position))\(descending ? " backwards" : "")"
+            }
+        }
     }
 
     var access: Access
@@ -106,17 +126,17 @@ struct QueryPlanner {
         if let (ids, implied) = identifiers(), ids.count <= candidates.first?.count ?? total {
             var plan = QueryPlan(access: .identifiers(ids), estimate: ids.count, residual: residual(implied),
                                  matches: min(matches, Double(ids.count)), total: total)
-            plan.alternatives = [.init(name: "primary key", reads: Double(ids.count), cost: Double(ids.count))]
+            plan.alternatives = [.init(way: .primaryKey, reads: Double(ids.count), cost: Double(ids.count))]
             return plan
         }
         var options: [QueryPlan] = []
         var scan = QueryPlan(access: .scan, estimate: total, residual: residual([]), matches: matches, total: total)
-        scan.alternatives = [.init(name: "scan", reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: spec.isIdentifierOrder))]
+        scan.alternatives = [.init(way: .scan, reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: spec.isIdentifierOrder))]
         options.append(scan)
         for candidate in candidates.prefix(4) {
             var plan = QueryPlan(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
                                  residual: residual(candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
-            plan.alternatives = [.init(name: "index \(indexName(candidate.position))", reads: Double(candidate.count),
+            plan.alternatives = [.init(way: .index(candidate.position), reads: Double(candidate.count),
                                        cost: cost(reads: candidate.count, residual: plan.residual, matches: plan.matches, sortedAlready: false))]
             options.append(plan)
         }
@@ -124,7 +144,7 @@ struct QueryPlanner {
         options += walks(matches: matches, total: total)
         let best = options.min { $0.alternatives[0].cost < $1.alternatives[0].cost }!
         var chosen = best
-        chosen.alternatives += options.filter { $0.alternatives[0].name != best.alternatives[0].name }.map { $0.alternatives[0] }
+        chosen.alternatives += options.filter { $0.alternatives[0].way != best.alternatives[0].way }.map { $0.alternatives[0] }
         return chosen
     }
 
@@ -223,7 +243,7 @@ struct QueryPlanner {
         let reads = best.count + second.count
         let probing = merging ? 0 : Self.comparisonCost * Double(reads) * log2(Double(max(best.count, 2)))
         plan.alternatives = [.init(
-            name: "intersection of \(indexName(best.position)) and \(indexName(second.position))\(merging ? ", merged" : "")",
+            way: .intersection(best.position, second.position, merged: merging),
             reads: Double(reads),
             cost: cost(reads: reads, residual: plan.residual, matches: plan.matches, sortedAlready: false,
                        checked: Int(plan.matches.rounded(.up))) + probing)]
@@ -269,14 +289,12 @@ struct QueryPlanner {
             var plan = QueryPlan(access: .index(position: position, ranges: [range]), estimate: Int(reads.rounded(.up)),
                                  walk: .init(position: position, descending: first.descending, range: range),
                                  residual: residual, matches: min(matches, Double(inRange)), total: total)
-            plan.alternatives = [.init(name: "walk \(indexName(position))\(first.descending ? " backwards" : "")", reads: reads,
+            plan.alternatives = [.init(way: .walk(position, descending: first.descending), reads: reads,
                                        cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost))]
             plans.append(plan)
         }
         return plans
     }
-
-    private func indexName(_ position: Int) -> String { "\(contents.name).\(contents.indexes[position].definition.name)" }
 
     /// The entries of the index at `position` within `range`, counted once a
     /// plan: the estimates, the candidates and the walks ask for the same ranges.
