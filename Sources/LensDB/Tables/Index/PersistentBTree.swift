@@ -102,7 +102,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// Removes the entry for `key`; returns its value.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        guard root != nil else { return nil }
+        // Checked once, here, so a miss copies nothing and the removal
+        // below descends once.
+        guard root?.contains(key) == true else { return nil }
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
         let old = root!.remove(key)
         if root!.isLeaf {
@@ -344,18 +346,18 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return right
     }
 
-    /// Removes `key`; returns its value. The caller fixes this node's own
-    /// separator in its parent and merges it when it became too small.
-    func remove(_ key: Key) -> Value? {
+    /// Removes `key`, which the subtree holds (``contains(_:)``); returns
+    /// its value. The caller fixes this node's own separator in its parent
+    /// and merges it when it became too small.
+    func remove(_ key: Key) -> Value {
         if isLeaf {
             let index = keys.lowerBound(of: key)
-            guard index < keys.count && keys[index] == key else { return nil }
+            precondition(index < keys.count && keys[index] == key, "BTreeNode.remove: the key is not in the tree")
             keys.remove(at: index)
             total -= 1
             return values.remove(at: index)
         }
         let index = childIndex(for: key)
-        guard children[index].contains(key) else { return nil }
         let child = uniqueChild(index)
         let old = child.remove(key)
         total -= 1
@@ -369,12 +371,14 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return old
     }
 
-    /// Whether the subtree holds `key` (so a miss copies nothing).
-    private func contains(_ key: Key) -> Bool {
-        var node = self
-        while !node.isLeaf { node = node.children[node.childIndex(for: key)] }
-        let index = node.keys.lowerBound(of: key)
-        return index < node.keys.count && node.keys[index] == key
+    /// Whether the subtree holds `key`. Descends without retaining nodes.
+    func contains(_ key: Key) -> Bool {
+        var node = Unmanaged.passUnretained(self)
+        while !node._withUnsafeGuaranteedRef(\.isLeaf) { node = node._withUnsafeGuaranteedRef { $0.unretainedChild(for: key) } }
+        return node._withUnsafeGuaranteedRef { leaf in
+            let index = leaf.keys.lowerBound(of: key)
+            return index < leaf.keys.count && leaf.keys[index] == key
+        }
     }
 
     /// Merges child `index` into a neighbour when it is under the merge
