@@ -75,28 +75,31 @@ struct QueryPlan {
 /// results are found; or a scan. Index ranges are counted exactly in
 /// O(log n); conditions no index serves count as halving the matches, and
 /// conditions on different fields as independent.
-struct QueryPlanner {
+///
+/// A class, used by one thread for one plan: its methods and the closures
+/// they pass share one planner, where a struct holding a table's storage
+/// and a query would be copied, with every reference in them retained.
+final class QueryPlanner {
     let contents: TableStorage
     let spec: QuerySpec
+    /// For each index, its fields.
+    private let paths: [[AnyKeyPath]]
     /// For each index, for each of its fields, the terms on that field.
     private let termsOnField: [[[Int]]]
-    /// Range counts made so far by this planner.
-    private let counts = CountCache()
-
-    /// A planner is a value used by one thread for one plan; the cache
-    /// lives as long as it does.
-    private final class CountCache {
-        var value: [Counted: Int] = [:]
-    }
+    /// Range counts made so far by this planner. A plan counts a few
+    /// ranges, so they are looked up in order, which costs less than
+    /// hashing their values.
+    private var counted: [(position: Int, range: KeyRange, count: Int)] = []
 
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
         self.spec = spec
         // Comparing key paths walks their components: done once a plan,
         // for each indexed field, not for each way the plan weighs.
-        termsOnField = contents.indexes.map { index in
-            index.definition.keyPaths.map { path in
-                spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path as AnyKeyPath } ?? false }
+        paths = contents.indexes.map { $0.definition.keyPaths.map { $0 as AnyKeyPath } }
+        termsOnField = paths.map { paths in
+            paths.map { path in
+                spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path } ?? false }
             }
         }
     }
@@ -155,7 +158,7 @@ struct QueryPlanner {
     /// Two-field indexes come first, being the most specific; once one finds
     /// a small range, the indexes left are not counted.
     private func indexCandidates() -> [Candidate] {
-        let order = contents.indexes.indices.sorted { contents.indexes[$0].definition.keyPaths.count > contents.indexes[$1].definition.keyPaths.count }
+        let order = paths.indices.sorted { paths[$0].count > paths[$1].count }
         var found: [Candidate] = []
         for position in order {
             guard let candidate = candidate(position: position) else { continue }
@@ -165,8 +168,7 @@ struct QueryPlanner {
             let fixed = candidate.ranges.allSatisfy { $0.prefix.count + ($0.lower == nil && $0.upper == nil ? 0 : 1) == 2 }
             if candidate.count <= Self.smallRange, fixed, candidate.implied.count == spec.terms.count { break }
         }
-        let fields = { (candidate: Candidate) in self.contents.indexes[candidate.position].definition.keyPaths.count }
-        return found.sorted { $0.count != $1.count ? $0.count < $1.count : fields($0) < fields($1) }
+        return found.sorted { $0.count != $1.count ? $0.count < $1.count : paths[$0.position].count < paths[$1.position].count }
     }
 
     /// The estimated cost of reading `reads` entries, checking `residual` on
@@ -194,7 +196,7 @@ struct QueryPlanner {
         guard total > 0 else { return 0 }
         var share = 1.0
         var counted = Set<Int>()
-        for (position, index) in contents.indexes.enumerated() where index.definition.keyPaths.count == 1 {
+        for position in paths.indices where paths[position].count == 1 {
             guard let conditions = Conditions(termsOnField[position][0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
             let ranges = conditions.ranges(prefix: [])
             share *= Double(ranges.reduce(0) { $0 + count(position, $1) }) / Double(total)
@@ -233,8 +235,7 @@ struct QueryPlanner {
     /// first's identifiers are sorted and probed.
     private func intersection(_ candidates: [Candidate], matches: Double, total: Int) -> QueryPlan? {
         guard let best = candidates.first, best.count > 0 else { return nil }
-        let field = { (position: Int) in self.contents.indexes[position].definition.keyPaths[0] as AnyKeyPath }
-        guard let second = candidates.dropFirst().first(where: { field($0.position) != field(best.position) }) else { return nil }
+        guard let second = candidates.dropFirst().first(where: { paths[$0.position][0] != paths[best.position][0] }) else { return nil }
         let merging = best.inIdentifierOrder && second.inIdentifierOrder
         var plan = QueryPlan(
             access: .intersection(first: (best.position, best.ranges), second: (second.position, second.ranges)),
@@ -258,8 +259,8 @@ struct QueryPlanner {
     private func walks(matches: Double, total: Int) -> [QueryPlan] {
         guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered else { return [] }
         var plans: [QueryPlan] = []
-        for (position, index) in contents.indexes.enumerated() {
-            let paths = index.definition.keyPaths.map { $0 as AnyKeyPath }
+        for position in paths.indices {
+            let paths = paths[position]
             let fields = termsOnField[position]
             var range = KeyRange.everything
             var implied = Set<Int>()
@@ -299,15 +300,10 @@ struct QueryPlanner {
     /// The entries of the index at `position` within `range`, counted once a
     /// plan: the estimates, the candidates and the walks ask for the same ranges.
     private func count(_ position: Int, _ range: KeyRange) -> Int {
-        if let known = counts.value[Counted(position: position, range: range)] { return known }
+        if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.count }
         let count = contents.indexes[position].count(in: range)
-        counts.value[Counted(position: position, range: range)] = count
+        counted.append((position, range, count))
         return count
-    }
-
-    private struct Counted: Hashable {
-        var position: Int
-        var range: KeyRange
     }
 
     /// The identifiers an `==` or `in` on the identifier names, with the term that names them.

@@ -13,7 +13,9 @@ let tableProfileWorkload = Workload(
     do {
         let (store, people) = try openLensPeople(path.path)
         let start = now()
-        try people.put((1...100_000).map { BenchPerson.make(Int64($0)) })
+        // LENSDB_PROFILE_PEOPLE sets another size, for `queries` at 10k or 1M.
+        let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
+        try people.put((1...count).map { BenchPerson.make(Int64($0)) })
         print(String(format: "insert: %.3f s", now() - start))
         try store.compact()
         store.close()
