@@ -145,9 +145,12 @@ final class QueryPlanner {
         }
         if let intersection = intersection(candidates, matches: matches, total: total) { options.append(intersection) }
         options += walks(matches: matches, total: total)
-        let best = options.min { $0.alternatives[0].cost < $1.alternatives[0].cost }!
-        var chosen = best
-        chosen.alternatives += options.filter { $0.alternatives[0].way != best.alternatives[0].way }.map { $0.alternatives[0] }
+        // Plans are chosen by position, so only the chosen one is copied.
+        let best = options.indices.min { options[$0].alternatives[0].cost < options[$1].alternatives[0].cost }!
+        var chosen = options.remove(at: best)
+        for option in options where option.alternatives[0].way != chosen.alternatives[0].way {
+            chosen.alternatives.append(option.alternatives[0])
+        }
         return chosen
     }
 
