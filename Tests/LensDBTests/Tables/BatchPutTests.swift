@@ -8,7 +8,7 @@ import Testing
 /// table must end as the same entities put one at a time leave it.
 @Suite struct BatchPutTests {
     /// Each index's identifiers in its order, and the rows' identifiers.
-    static func orders(_ people: Table<Person>, in store: Store) -> [String] {
+    static func orders<T>(_ people: Table<T>, in store: Store) -> [String] {
         let storage = people.storage(in: store.current)
         return ["rows: \(IndexOrderHintTests.rowsOf(storage).map(\.id))"]
             + storage.indexes.map { "\($0.definition): \(IndexOrderHintTests.orderOf($0))" }
@@ -76,6 +76,59 @@ import Testing
         }
     }
 
+    /// Batches mixed with removes before and after them, some stopped
+    /// midway by an entity that does not encode or by a unique violation,
+    /// over fields that are nil or NaN: the transaction must read, through
+    /// its indexes, what puts one at a time give, and commit the same.
+    @Test func batchesStoppedMidwayAmongRemovesReadAsPutsOneAtATime() throws {
+        var random = SeededGenerator.fromEnvironment("BatchPutTests.batchesStoppedMidwayAmongRemovesReadAsPutsOneAtATime")
+        for round in 0..<12 {
+            let batched = try tableStore(), single = try tableStore()
+            let inBatches = try batched.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+            let oneByOne = try single.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+            let ids = 1...Int64([20, 60, 300][round % 3])
+            for _ in 0..<4 {
+                let steps = (0..<Int.random(in: 1...4, using: &random)).map { _ in
+                    Step(removesFirst: Bool.random(using: &random), batch: Tagged.batch(among: ids, using: &random),
+                         removes: (0..<Int.random(in: 0...10, using: &random)).map { _ in Int64.random(in: ids, using: &random) })
+                }
+                let readBatched = try batched.write { tx in try Step.run(steps, on: &tx, inBatches, batched: true) }
+                let readSingly = try single.write { tx in try Step.run(steps, on: &tx, oneByOne, batched: false) }
+                #expect(readBatched == readSingly, "round \(round)")
+                #expect(Self.orders(inBatches, in: batched) == Self.orders(oneByOne, in: single), "round \(round)")
+            }
+        }
+    }
+
+    /// One batch of a transaction, with removes before or after it.
+    struct Step {
+        let removesFirst: Bool
+        let batch: [Tagged]
+        let removes: [Int64]
+
+        /// Runs `steps` on `table` in `tx`, putting each batch at once or
+        /// one entity at a time, and returns what index reads saw after each.
+        static func run(_ steps: [Step], on tx: inout Transaction, _ table: Table<Tagged>, batched: Bool) throws -> [String] {
+            var reads: [String] = []
+            for step in steps {
+                if step.removesFirst { try tx[table].remove(step.removes) }
+                do {
+                    if batched { try tx[table].put(step.batch) } else { for entity in step.batch { try tx[table].put(entity) } }
+                } catch {
+                    reads.append("stopped: \(error)")
+                }
+                if !step.removesFirst { try tx[table].remove(step.removes) }
+                try tx[table].storage.checkInvariants()
+                reads.append("\(try tx[table].query.filter(\.tag == "a").ids())")
+                reads.append("\(try tx[table].query.filter(\.tag == nil).ids())")
+                reads.append("\(try tx[table].query.filter(\.score >= 1.0).ids())")
+                reads.append("\(try tx[table].query.filter(\.group == 2).sorted(by: \.score).ids())")
+                reads.append("\(tx[table].all().map(\.id))")
+            }
+            return reads
+        }
+    }
+
     @Test func aBatchedTableReopensWithTheSameIndexes() throws {
         var random = SeededGenerator.fromEnvironment("BatchPutTests.aBatchedTableReopensWithTheSameIndexes")
         let fileSystem = SimulatedFileSystem()
@@ -110,5 +163,52 @@ import Testing
             #expect(all.isSuperset(of: batch[..<50].map(\.id)) && !all.contains(999))
         }
         try store.checkInvariants()
+    }
+}
+
+/// An entity with nil-able fields, a NaN-able score, a unique email, and an
+/// encoding that throws when `unencodable` is set.
+struct Tagged: Entity, Equatable {
+    struct Unencodable: Error {}
+
+    var id: Int64
+    var tag: String?
+    var score: Double
+    var group: Int?
+    var email: String?
+    var unencodable = false
+
+    static let indexes: [Index<Tagged>] = [.on(\.tag), .on(\.score), .on(\.group, \.score), .unique(\.email), .on(\.tag, \.group)]
+
+    enum CodingKeys: String, CodingKey { case id, tag, score, group, email }
+
+    func encode(to encoder: Encoder) throws {
+        if unencodable { throw Unencodable() }
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(id, forKey: .id)
+        try container.encodeIfPresent(tag, forKey: .tag)
+        try container.encode(score, forKey: .score)
+        try container.encodeIfPresent(group, forKey: .group)
+        try container.encodeIfPresent(email, forKey: .email)
+    }
+
+    /// A batch of 1 to 200 over `ids` (so identifiers repeat), sometimes
+    /// with an entity that does not encode or an email another one has.
+    static func batch(among ids: ClosedRange<Int64>, using random: inout SeededGenerator) -> [Tagged] {
+        let scores: [Double] = [.nan, -0.0, 0.0, 1, 2.5, -3, .infinity]
+        var batch = (0..<[1, 2, 5, 40, 200].randomElement(using: &random)!).map { _ in
+            let id = Int64.random(in: ids, using: &random)
+            return Tagged(id: id, tag: Bool.random(using: &random) ? nil : ["a", "b", "c"].randomElement(using: &random)!,
+                          score: scores.randomElement(using: &random)!,
+                          group: Bool.random(using: &random) ? nil : Int.random(in: 0...3, using: &random),
+                          email: Int.random(in: 0...3, using: &random) == 0 ? nil : "e\(id)")
+        }
+        if Int.random(in: 0...5, using: &random) == 0 { batch[Int.random(in: 0..<batch.count, using: &random)].unencodable = true }
+        if Int.random(in: 0...5, using: &random) == 0 { batch[Int.random(in: 0..<batch.count, using: &random)].email = "e1" }
+        return batch
+    }
+
+    static func == (a: Tagged, b: Tagged) -> Bool {
+        a.id == b.id && a.tag == b.tag && (a.score == b.score || (a.score.isNaN && b.score.isNaN)) && a.group == b.group && a.email == b.email
     }
 }

@@ -254,7 +254,7 @@ struct IndexStorage: Sendable {
             order.sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && ids[$0] < ids[$1]) }
         }
         var merged: [(key: Entry, value: EntryMark)] = []
-        merged.reserveCapacity(tree.count + rows.count - leaving.count)
+        merged.reserveCapacity(max(0, tree.count + rows.count - leaving.count))
         var next = order.startIndex
         func arrival(_ place: Int) -> Entry { Entry(key: keys[place], row: .passUnretained(rows[place])) }
         tree.forEach { entry, _ in
