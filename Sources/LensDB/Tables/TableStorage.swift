@@ -176,9 +176,8 @@ struct TableStorage: Sendable {
     /// Inserts or replaces the entity `id`; returns the row it replaced.
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
-        let old = rows.updateValue(row, forKey: id)
+        let old = replaceRow(id, with: row)
         for index in indexes.indices { indexes[index].update(old: old, new: row) }
-        encodedBytes += Int(row.encodedCount) - Int(old?.encodedCount ?? 0)
         return old
     }
 
@@ -188,9 +187,15 @@ struct TableStorage: Sendable {
     /// it replaced. Unique indexes stay current: the next put checks them.
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue, deferring deferred: inout [IndexChange]) -> RowObject? {
-        let old = rows.updateValue(row, forKey: id)
+        let old = replaceRow(id, with: row)
         for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: old, new: row) }
         deferred.append(IndexChange(old: old, new: row))
+        return old
+    }
+
+    /// Puts `row` in the row tree, counting its bytes; returns the row it replaced.
+    private mutating func replaceRow(_ id: IndexValue, with row: RowObject) -> RowObject? {
+        let old = rows.updateValue(row, forKey: id)
         encodedBytes += Int(row.encodedCount) - Int(old?.encodedCount ?? 0)
         return old
     }

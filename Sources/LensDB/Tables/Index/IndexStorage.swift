@@ -248,8 +248,10 @@ struct IndexStorage: Sendable {
         // in it already, and a stable sort by key keeps it.
         let ids = rows.map(\.id)
         let inIdentifierOrder = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }
-        var order = sortedPermutation(keys)
-        if !inIdentifierOrder {
+        var order: [Int]
+        if inIdentifierOrder {
+            order = sortedPermutation(keys)
+        } else {
             order = Array(keys.indices)
             order.sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && ids[$0] < ids[$1]) }
         }
