@@ -210,10 +210,10 @@ struct TableStorage: Sendable {
             for position in positions { indexes[position].apply(deferred) }
             return
         }
+        // Each thread changes a copy of its index, which shares its nodes
+        // with `taken`: a node changed in place is copied once, as a node
+        // shared with the committed version is.
         let taken = positions.map { indexes[$0] }
-        // Only `taken` holds the trees now, so a change in place copies
-        // no node it did not copy before.
-        for position in positions { indexes[position] = IndexStorage(indexes[position].definition) }
         let changed = Parallel.map(positions.count) { part in
             var index = taken[part]
             index.apply(deferred)
