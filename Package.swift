@@ -55,6 +55,9 @@ let package = Package(
         // CRC32C with the SSE4.2 / ARMv8 instruction and a portable fallback;
         // C because Swift cannot name those intrinsics portably.
         .target(name: "CLensCRC"),
+        // A cache prefetch hint for index walks, which reach rows scattered
+        // over the heap; C for the same reason.
+        .target(name: "CLensPrefetch"),
         // Storage seam, record framing, log writer/reader, snapshots. No Codable:
         // logtool and the fuzzers read any store without the program's types.
         .target(
@@ -67,6 +70,7 @@ let package = Package(
             name: "LensDB",
             dependencies: [
                 "LensLog",
+                "CLensPrefetch",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HashTreeCollections", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),

@@ -90,4 +90,46 @@ import Testing
         #expect(tree.isEmpty && tree.first == nil && walk(tree).isEmpty)
         #expect(full.count == 5000 && walk(full) == Array(0..<5000))
     }
+
+    /// What an index walk prefetches rows by: `ahead` names each entry
+    /// before `body` reaches it, in the walk's order, only entries of the
+    /// tree from the walk's start on, and never more than a few places
+    /// ahead; in both directions, from random bounds, with early stops.
+    @Test func aheadNamesEachEntryBeforeTheWalkReachesIt() {
+        var random = SeededGenerator.fromEnvironment("persistentBTreeAhead")
+        var tree = PersistentBTree<Int, Int>()
+        var keys: [Int] = []
+        for _ in 0..<3000 {
+            let key = Int.random(in: 0..<20_000, using: &random)
+            if tree.updateValue(key * 2, forKey: key) == nil { keys.append(key) }
+        }
+        keys.sort()
+        let lookahead = PersistentBTree<Int, Int>.lookahead
+        for _ in 0..<200 {
+            let bound = Int.random(in: -5..<20_005, using: &random)
+            let stopAfter = Int.random(in: 1..<400, using: &random)
+            for descending in [false, true] {
+                var announced: [Int] = [], walked: [Int] = []
+                let ahead = { (key: Int, value: Int) in
+                    #expect(value == key * 2)
+                    announced.append(key)
+                }
+                let body = { (key: Int, _: Int) -> Bool in
+                    #expect(announced.contains(key), "walked to \(key) before it was announced")
+                    #expect(announced.count <= walked.count + lookahead + 1, "announced more than \(lookahead) entries ahead")
+                    walked.append(key)
+                    return walked.count < stopAfter
+                }
+                if descending {
+                    tree.forEachReversed(from: { $0 > bound }, ahead: ahead, body)
+                } else {
+                    tree.forEach(from: { $0 < bound }, ahead: ahead, body)
+                }
+                let expected = descending ? Array(keys.filter { $0 <= bound }.reversed()) : keys.filter { $0 >= bound }
+                #expect(walked == Array(expected.prefix(stopAfter)))
+                // Announced in order, each once, from the start: a prefix of the walk itself.
+                #expect(announced == Array(expected.prefix(announced.count)), "seed \(random.seed)")
+            }
+        }
+    }
 }

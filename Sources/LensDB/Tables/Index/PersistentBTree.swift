@@ -21,6 +21,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// The most entries a node holds before it splits. Stored nowhere;
     /// tuning only.
     static var nodeCapacity: Int { 32 }
+    /// How many keys ahead of a walk `ahead` is called with: enough for
+    /// the loads it starts to land before the walk gets there. Tuning only.
+    static var lookahead: Int { 6 }
     /// A node emptier than this after a removal merges with a neighbour
     /// when the two fit in one node.
     static var mergeThreshold: Int { nodeCapacity / 4 }
@@ -118,7 +121,14 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// Calls `body` with entries in ascending key order, starting at the
     /// first key for which `isBefore` is false (`isBefore` must be true for
     /// a prefix of the keys, as `key < bound` is), until `body` returns false.
-    func forEach(from isBefore: (Key) -> Bool = { _ in false }, _ body: (Key, Value) throws -> Bool) rethrows {
+    ///
+    /// `ahead`, when given, is called with entries a few places before
+    /// `body` reaches them, within their leaf, and in the walk's order: a
+    /// walk that follows each entry to memory elsewhere (a row) starts
+    /// those loads early. It may see entries past the one `body` stops at.
+    func forEach(
+        from isBefore: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
+    ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
         var node = root
@@ -129,7 +139,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         }
         var index = node.keys.partitionIndex(where: { !isBefore($0) })
         while true {
+            if let ahead {
+                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node.keys[place], node.values[place]) }
+            }
             while index < node.keys.count {
+                if let ahead, index + Self.lookahead < node.keys.count { ahead(node.keys[index + Self.lookahead], node.values[index + Self.lookahead]) }
                 guard try body(node.keys[index], node.values[index]) else { return }
                 index += 1
             }
@@ -153,7 +167,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// Calls `body` with entries in descending key order, starting at the
     /// last key for which `isAfter` is false (`isAfter` must be true for a
     /// suffix of the keys, as `key > bound` is), until `body` returns false.
-    func forEachReversed(from isAfter: (Key) -> Bool = { _ in false }, _ body: (Key, Value) throws -> Bool) rethrows {
+    /// `ahead` as for ``forEach(from:ahead:_:)``.
+    func forEachReversed(
+        from isAfter: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
+    ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
         var node = root
@@ -165,7 +182,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         }
         var index = node.keys.partitionIndex(where: { isAfter($0) }) - 1
         while true {
+            if let ahead, index >= 0 {
+                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node.keys[place], node.values[place]) }
+            }
             while index >= 0 {
+                if let ahead, index >= Self.lookahead { ahead(node.keys[index - Self.lookahead], node.values[index - Self.lookahead]) }
                 guard try body(node.keys[index], node.values[index]) else { return }
                 index -= 1
             }

@@ -85,6 +85,16 @@ let tableProfileWorkload = Workload(
         store.close()
         return
     }
+    if CommandLine.arguments.contains("scans") {
+        // A filter no index serves: every query reads every row.
+        let (store, people) = try openLensPeople(path.path)
+        let start = now()
+        var found = 0
+        for count in 0..<50 { found += try people.query.filter(\.name == "Person \(count * 997 + 1)").all().count }
+        print(String(format: "50 scans: %.3f s (%d)", now() - start, found))
+        store.close()
+        return
+    }
     if CommandLine.arguments.contains("reads") {
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()
