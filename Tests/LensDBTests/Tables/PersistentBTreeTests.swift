@@ -132,4 +132,33 @@ import Testing
             }
         }
     }
+
+    /// A cursor visits what a walk from the same bound visits, in both
+    /// directions, on trees of one leaf to three levels, and on an old
+    /// version while the tree it came from changes on.
+    @Test func cursorsMoveAsWalksDo() {
+        var random = SeededGenerator.fromEnvironment("persistentBTreeCursor")
+        for size in [0, 1, 5, 31, 33, 700, 30_000] {
+            var tree = PersistentBTree<Int, Int>()
+            for _ in 0..<size { tree.updateValue(0, forKey: Int.random(in: 0..<(size * 3), using: &random)) }
+            let held = tree
+            let keys = walk(held)
+            for _ in 0..<40 { tree.updateValue(1, forKey: Int.random(in: 0..<(size * 3 + 1), using: &random)) }
+            for _ in 0..<60 {
+                let bound = Int.random(in: -2...(size * 3 + 2), using: &random)
+                let stopAfter = Int.random(in: 1...(size + 2), using: &random)
+                for descending in [false, true] {
+                    var cursor = PersistentBTree<Int, Int>.Cursor(held, descending: descending) { descending ? $0 > bound : $0 < bound }
+                    var visited: [Int] = []
+                    while visited.count < stopAfter, let (key, value) = cursor.entry {
+                        #expect(value == 0)
+                        visited.append(key)
+                        cursor.advance()
+                    }
+                    let expected = descending ? Array(keys.filter { $0 <= bound }.reversed()) : keys.filter { $0 >= bound }
+                    #expect(visited == Array(expected.prefix(stopAfter)), "size \(size), bound \(bound), seed \(random.seed)")
+                }
+            }
+        }
+    }
 }

@@ -19,7 +19,37 @@ import Testing
 
     static func randomCase(_ random: inout SeededGenerator, sample: [Person], shapes: inout [String: Int]) -> Case {
         var (filter, keep, text) = randomFilter(&random, depth: 0, shapes: &shapes)
-        if Int.random(in: 0..<10, using: &random) == 0 {
+        let forced = Int.random(in: 0..<10, using: &random)
+        if forced == 1 {
+            // A small page of one city over a wide span of ages, by score:
+            // the shape an index on city, age and score serves by merging
+            // one run of scores per age.
+            let city = Person.cities.randomElement(using: &random)!
+            let low = Int.random(in: 5...40, using: &random), high = low + Int.random(in: 10...40, using: &random)
+            let (order, before, orderText) = scoreOrder(&random)
+            let offset = Int.random(in: 0...3, using: &random), limit = Int.random(in: 1...5, using: &random)
+            let after = Int.random(in: 0..<4, using: &random) == 0 ? sample.randomElement(using: &random) : nil
+            return Case(
+                query: { base in
+                    let query = order(base.filter(\.city == city && \.age >= low && \.age <= high)).offset(offset).limit(limit)
+                    return after.map { query.after($0) } ?? query
+                },
+                keep: { person in
+                    person.city == city && person.age >= low && person.age <= high && (after.map { before($0, person) } ?? true)
+                },
+                before: before, offset: offset, limit: limit,
+                text: "city == \(city) && age in \(low)...\(high)\(orderText) after \(after.map { "\($0.id)" } ?? "none") offset \(offset) limit \(limit)")
+        }
+        if forced == 2 {
+            // Cities in a list, by score: runs of an index on city and score, merged.
+            let cities = Array(Person.cities.shuffled(using: &random).prefix(Int.random(in: 2...4, using: &random)))
+            let (order, before, orderText) = scoreOrder(&random)
+            let offset = Int.random(in: 0...5, using: &random), limit = Int.random(in: 1...8, using: &random)
+            return Case(query: { order($0.filter(.in(\.city, cities))).offset(offset).limit(limit) },
+                        keep: { cities.contains($0.city) }, before: before, offset: offset, limit: limit,
+                        text: "city in \(cities)\(orderText) offset \(offset) limit \(limit)")
+        }
+        if forced == 0 {
             // Equalities on two indexed fields, each selective: the shape an
             // intersection of two indexes serves, which random && rarely makes.
             let age = Int.random(in: 10...70, using: &random), score = Double(Int.random(in: 0...40, using: &random)) / 4
@@ -88,18 +118,32 @@ import Testing
                     text: text + " offset \(offset) limit \(limit.map(String.init) ?? "none")")
     }
 
+    /// By score, ascending or descending, with identifiers breaking ties.
+    static func scoreOrder(
+        _ random: inout SeededGenerator
+    ) -> ((Query<Person>) -> Query<Person>, (Person, Person) -> Bool, String) {
+        if Bool.random(using: &random) {
+            return ({ $0.sorted(by: \.score, .descending) },
+                    { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }, " by score desc")
+        }
+        return ({ $0.sorted(by: \.score) }, { $0.score != $1.score ? $0.score < $1.score : $0.id < $1.id }, " by score")
+    }
+
     /// The access each plan starts with (the second line of `explain()`).
     static let planKinds = ["scan", "use index", "intersect", "walk index", "primary key"]
     /// Shapes of plans the planner must have chosen at least once: an
     /// ordered walk of a two-field index within an equality, index ranges
-    /// that leave no condition to check, and a sort that keeps only the
-    /// offset + limit first matches.
+    /// that leave no condition to check, a sort that keeps only the
+    /// offset + limit first matches, and a walk that merges a run per value
+    /// of an `in` (``MergedWalkTests`` has data on which a walk merging the
+    /// distinct values of a range is chosen).
     static let planFeatures = [
         ("walk within an equality", "backwards (= "),
         ("walk of a two-field index", "walk index people.city+score"),
         ("no condition left", "nothing left to check"),
         ("top offset + limit", "keeping the first"),
         ("merged intersection", ", merged (reads"),
+        ("merged walk of in values", "walk index people.city+score, merging"),
     ]
 
     /// Filters nest `&&`, `||` and `!` at depths 0 ..< this; below, only leaves.
@@ -159,7 +203,7 @@ import Testing
     @Test func plannedQueriesEqualANaiveScanAcrossCommitsAndHeldVersions() throws {
         var random = SeededGenerator.fromEnvironment("queryDifferential")
         let store = try tableStore()
-        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes + [.on(\.city, \.age, \.score)])
         var model: [Int64: Person] = [:]
         var held: [(StoreState, [Person])] = []
         var checked = 0

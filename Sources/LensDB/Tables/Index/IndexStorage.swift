@@ -71,6 +71,35 @@ struct TwoFieldEntry: IndexEntry {
     static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.id == b.id }
 }
 
+/// An entry of a three-field index.
+struct ThreeFieldEntry: IndexEntry {
+    let first: IndexValue
+    let second: IndexValue
+    let third: IndexValue
+    let row: Unmanaged<RowObject>
+
+    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+        first = key[0]
+        second = key[1]
+        third = key[2]
+        self.row = row
+    }
+
+    var key: IndexedKey { .three(first, second, third) }
+
+    static func < (a: Self, b: Self) -> Bool {
+        if a.first < b.first { return true }
+        if b.first < a.first { return false }
+        if a.second < b.second { return true }
+        if b.second < a.second { return false }
+        if a.third < b.third { return true }
+        if b.third < a.third { return false }
+        return a.id < b.id
+    }
+
+    static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.third == b.third && a.id == b.id }
+}
+
 /// An entity's row `old` (nil: it was absent) replaced by `new`, held
 /// until the indexes take the change in: a put of many entities defers
 /// its index changes to its end (``IndexStorage/apply(_:)``).
@@ -90,11 +119,16 @@ struct IndexStorage: Sendable {
     enum Entries: Sendable {
         case one(PersistentBTree<OneFieldEntry, EntryMark>)
         case two(PersistentBTree<TwoFieldEntry, EntryMark>)
+        case three(PersistentBTree<ThreeFieldEntry, EntryMark>)
     }
 
     init(_ definition: IndexDefinition) {
         self.definition = definition
-        entries = definition.keyPaths.count == 1 ? .one(PersistentBTree()) : .two(PersistentBTree())
+        switch definition.keyPaths.count {
+        case 1: entries = .one(PersistentBTree())
+        case 2: entries = .two(PersistentBTree())
+        default: entries = .three(PersistentBTree())
+        }
     }
 
     /// An index of `rows`, which must be in identifier order: built bottom-up
@@ -105,7 +139,8 @@ struct IndexStorage: Sendable {
         var inStoredOrder = false
         switch definition.keyPaths.count {
         case 1: entries = .one(Self.tree(definition, rows, storedOrder, &inStoredOrder))
-        default: entries = .two(Self.tree(definition, rows, storedOrder, &inStoredOrder))
+        case 2: entries = .two(Self.tree(definition, rows, storedOrder, &inStoredOrder))
+        default: entries = .three(Self.tree(definition, rows, storedOrder, &inStoredOrder))
         }
         builtInStoredOrder = inStoredOrder
     }
@@ -165,6 +200,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
         case let .two(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
+        case let .three(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
         }
         return order
     }
@@ -174,6 +210,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): tree.allocatedBytes
         case let .two(tree): tree.allocatedBytes
+        case let .three(tree): tree.allocatedBytes
         }
     }
 
@@ -182,6 +219,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): tree.count
         case let .two(tree): tree.count
+        case let .three(tree): tree.count
         }
     }
 
@@ -197,6 +235,10 @@ struct IndexStorage: Sendable {
             entries = .two(PersistentBTree())
             Self.update(&tree, definition, old: old, new: new)
             entries = .two(tree)
+        case var .three(tree):
+            entries = .three(PersistentBTree())
+            Self.update(&tree, definition, old: old, new: new)
+            entries = .three(tree)
         }
     }
 
@@ -227,6 +269,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): entries = .one(Self.rebuilt(tree, definition, changes))
         case let .two(tree): entries = .two(Self.rebuilt(tree, definition, changes))
+        case let .three(tree): entries = .three(Self.rebuilt(tree, definition, changes))
         }
     }
 
@@ -306,6 +349,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): Self.count(tree, in: range)
         case let .two(tree): Self.count(tree, in: range)
+        case let .three(tree): Self.count(tree, in: range)
         }
     }
 
@@ -326,6 +370,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
         case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
+        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
         }
     }
 
@@ -337,16 +382,121 @@ struct IndexStorage: Sendable {
             try tree.forEachReversed(from: { entry in
                 range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
             }, ahead: prefetchRow) { entry, _ in
-                guard !range.isBelow(entry.key) else { return false }
-                return try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+                let key = entry.key
+                guard !range.isBelow(key) else { return false }
+                return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
             }
         } else {
             try tree.forEach(from: { entry in
                 range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
             }, ahead: prefetchRow) { entry, _ in
-                guard !range.isAbove(entry.key) else { return false }
-                return try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+                let key = entry.key
+                guard !range.isAbove(key) else { return false }
+                return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
             }
+        }
+    }
+
+    /// Calls `body` with the key and row of each entry in `runs`, merged in
+    /// the order of the key's field `field` alone (descending when asked),
+    /// until it returns false. Each run is a range that fixes every field
+    /// before `field`, so its own entries come in that order; entries with
+    /// equal values of `field` come in no set order, so a caller that
+    /// needs one sorts each group of them. With `starts` (one per run),
+    /// each run begins as ``forEach(in:descending:startingAt:_:)`` begins.
+    /// Reads O(k log n) to start k runs, then O(log k) per entry: a query
+    /// ordered by `field` stops after offset + limit entries, however many
+    /// the runs hold. Rows are lent, as that walk lends them.
+    func forEachMerged(
+        runs: [KeyRange], field: Int, descending: Bool, startingAt starts: [[IndexValue]]? = nil,
+        _ body: (IndexedKey, RowObject) throws -> Bool
+    ) rethrows {
+        switch entries {
+        case let .one(tree): try Self.forEachMerged(tree, runs, field, descending, starts, body)
+        case let .two(tree): try Self.forEachMerged(tree, runs, field, descending, starts, body)
+        case let .three(tree): try Self.forEachMerged(tree, runs, field, descending, starts, body)
+        }
+    }
+
+    private static func forEachMerged<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, _ runs: [KeyRange], _ field: Int, _ descending: Bool,
+        _ starts: [[IndexValue]]?, _ body: (IndexedKey, RowObject) throws -> Bool
+    ) rethrows {
+        // Each live run's cursor, its entry, and that entry's value of `field`.
+        var cursors: [PersistentBTree<Entry, EntryMark>.Cursor] = []
+        var heads: [(entry: Entry, value: IndexValue, range: KeyRange)] = []
+        func head(_ cursor: PersistentBTree<Entry, EntryMark>.Cursor, _ range: KeyRange) -> (Entry, IndexValue, KeyRange)? {
+            guard let (entry, _) = cursor.entry else { return nil }
+            let key = entry.key
+            guard !(descending ? range.isBelow(key) : range.isAbove(key)) else { return nil }
+            lens_prefetch_object(entry.row.toOpaque())
+            return (entry, key[field], range)
+        }
+        try withExtendedLifetime(tree) {
+            for (run, range) in runs.enumerated() {
+                let start = starts?[run]
+                let cursor = descending
+                    ? PersistentBTree.Cursor(tree, descending: true) { entry in
+                        range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
+                    }
+                    : PersistentBTree.Cursor(tree, descending: false) { entry in
+                        range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
+                    }
+                guard let first = head(cursor, range) else { continue }
+                cursors.append(cursor)
+                heads.append(first)
+            }
+            // A binary heap of runs, the one whose entry comes next on top.
+            func comesFirst(_ a: Int, _ b: Int) -> Bool {
+                descending ? heads[b].value < heads[a].value : heads[a].value < heads[b].value
+            }
+            var heap = Array(heads.indices)
+            func siftDown(_ start: Int) {
+                var parent = start
+                while true {
+                    let left = 2 * parent + 1, right = left + 1
+                    var first = parent
+                    if left < heap.count, comesFirst(heap[left], heap[first]) { first = left }
+                    if right < heap.count, comesFirst(heap[right], heap[first]) { first = right }
+                    if first == parent { return }
+                    heap.swapAt(parent, first)
+                    parent = first
+                }
+            }
+            for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(position) }
+            while let run = heap.first {
+                let entry = heads[run].entry
+                guard try entry.row._withUnsafeGuaranteedRef({ try body(entry.key, $0) }) else { return }
+                cursors[run].advance()
+                if let next = head(cursors[run], heads[run].range) {
+                    heads[run] = next
+                } else {
+                    heap[0] = heap[heap.count - 1]
+                    heap.removeLast()
+                }
+                siftDown(0)
+            }
+        }
+    }
+
+    /// The distinct values of field `field` among the entries in `range`,
+    /// which fixes every field before it, in ascending order: one descent
+    /// each (a skip scan), never a walk of the entries between them.
+    /// Nil once there are more than `limit`.
+    func distinctValues(in range: KeyRange, field: Int, limit: Int) -> [IndexValue]? {
+        var values: [IndexValue] = []
+        var rest = range
+        while true {
+            var next: IndexValue?
+            forEach(in: rest) { key, _ in
+                next = key[field]
+                return false
+            }
+            guard let value = next else { return values }
+            guard values.count < limit else { return nil }
+            values.append(value)
+            rest.lower = .init(value: value, inclusive: false)
+            if rest.isEmpty { return values }
         }
     }
 
@@ -366,6 +516,7 @@ struct IndexStorage: Sendable {
         switch entries {
         case let .one(tree): Self.check(tree, definition, rows)
         case let .two(tree): Self.check(tree, definition, rows)
+        case let .three(tree): Self.check(tree, definition, rows)
         }
     }
 

@@ -208,6 +208,79 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
+    /// A position in a tree that moves one entry at a time in one
+    /// direction: what a walk needs when it interleaves several stretches
+    /// of one tree (a merge), which ``forEach(from:ahead:_:)`` cannot.
+    ///
+    /// Holds its path of nodes unretained, so moving retains nothing: it is
+    /// valid only while the tree it was made from is alive and unchanged
+    /// (keep the tree in a `let`, or under `withExtendedLifetime`).
+    struct Cursor {
+        private var path: [(node: Unmanaged<BTreeNode<Key, Value>>, index: Int)] = []
+        let descending: Bool
+
+        /// Ascending: at the first entry for which `bound` is false (`bound`
+        /// true for a prefix of the keys, as `key < x` is). Descending: at
+        /// the last entry for which `bound` is false (`bound` true for a
+        /// suffix, as `key > x` is). At the end when there is none.
+        init(_ tree: PersistentBTree, descending: Bool, from bound: (Key) -> Bool) {
+            self.descending = descending
+            guard let root = tree.root else { return }
+            var node = Unmanaged.passUnretained(root)
+            while true {
+                let (index, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<BTreeNode<Key, Value>>?) in
+                    let split = node.keys.withUnsafeBufferPointer { keys in
+                        descending ? keys.partitionIndex(where: bound) : keys.partitionIndex(where: { !bound($0) })
+                    }
+                    if node.isLeaf { return (descending ? split - 1 : split, nil) }
+                    let index = Swift.max(0, split - 1)
+                    return (index, node.children.withUnsafeBufferPointer { .passUnretained($0[index]) })
+                }
+                path.append((node, index))
+                guard let child else { break }
+                node = child
+            }
+            settle()
+        }
+
+        /// The entry at the cursor; nil once it has passed the last one.
+        var entry: (key: Key, value: Value)? {
+            guard let (leaf, index) = path.last else { return nil }
+            return leaf._withUnsafeGuaranteedRef { ($0.keys[index], $0.values[index]) }
+        }
+
+        /// Moves to the next entry in the cursor's direction.
+        mutating func advance() {
+            guard !path.isEmpty else { return }
+            path[path.count - 1].index += descending ? -1 : 1
+            settle()
+        }
+
+        /// From a place past its leaf's ends, climbs to the nearest ancestor
+        /// with a child beyond and goes down that child's near edge; empties
+        /// the path at the tree's end.
+        private mutating func settle() {
+            guard let (leaf, index) = path.last else { return }
+            if index >= 0 && index < leaf._withUnsafeGuaranteedRef({ $0.keys.count }) { return }
+            path.removeLast()
+            while let (parent, childIndex) = path.popLast() {
+                let next = childIndex + (descending ? -1 : 1)
+                var node = parent._withUnsafeGuaranteedRef { parent -> Unmanaged<BTreeNode<Key, Value>>? in
+                    next >= 0 && next < parent.children.count ? .passUnretained(parent.children[next]) : nil
+                }
+                guard node != nil else { continue }
+                path.append((parent, next))
+                while let current = node {
+                    let (count, isLeaf) = current._withUnsafeGuaranteedRef { ($0.isLeaf ? $0.keys.count : $0.children.count, $0.isLeaf) }
+                    let edge = descending ? count - 1 : 0
+                    path.append((current, edge))
+                    node = isLeaf ? nil : current._withUnsafeGuaranteedRef { .passUnretained($0.children[edge]) }
+                }
+                return
+            }
+        }
+    }
+
     /// How many keys come before the first key for which `isBefore` is false.
     /// Descends unretained, as ``value(for:)`` does.
     func rank(of isBefore: (Key) -> Bool) -> Int {

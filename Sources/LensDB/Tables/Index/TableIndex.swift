@@ -1,5 +1,6 @@
 /// A secondary index of a typed table, as code declares it:
-/// `.on(\.city)`, `.on(\.city, \.age)`, `.unique(\.email)`.
+/// `.on(\.city)`, `.on(\.city, \.age)`, `.on(\.city, \.age, \.score)`,
+/// `.unique(\.email)`.
 ///
 /// Index definitions live in code, not on disk: opening a table builds
 /// its indexes from the entities, so adding or dropping one needs no
@@ -48,6 +49,21 @@ public struct Index<T: Entity>: Sendable, CustomStringConvertible {
         return Index(keyPaths: [first, second], isUnique: false) { .two(readFirst($0).indexValue, readSecond($0).indexValue) }
     }
 
+    /// An index on three fields, ordered by each in turn. Serves what the
+    /// two-field index on its first two serves, and an order by its third
+    /// field within equality on the first and equality, `in` or a range on
+    /// the second: `city == c && age in a...b`, by score, walks one run of
+    /// scores per age and merges them, stopping at offset + limit.
+    @inlinable
+    public static func on<A: IndexableValue, B: IndexableValue, C: IndexableValue>(
+        _ first: KeyPath<T, A> & Sendable, _ second: KeyPath<T, B> & Sendable, _ third: KeyPath<T, C> & Sendable
+    ) -> Index {
+        let (readFirst, readSecond, readThird) = (fieldReader(first), fieldReader(second), fieldReader(third))
+        return Index(keyPaths: [first, second, third], isUnique: false) {
+            .three(readFirst($0).indexValue, readSecond($0).indexValue, readThird($0).indexValue)
+        }
+    }
+
     /// An index on one field whose values no two entities may share: a put
     /// that would break it throws ``TableError/uniqueViolation(index:value:)``.
     /// `nil` values are not compared (any number of entities may have none).
@@ -78,17 +94,20 @@ struct IndexDefinition: Sendable, CustomStringConvertible {
     }
 }
 
-/// An index key: one value, or two for a two-field index (compared field
-/// by field). Fixed in size, so making one allocates nothing.
+/// An index key: one value, or two or three for an index on as many
+/// fields (compared field by field). Fixed in size, so making one
+/// allocates nothing.
 @usableFromInline
 enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     case one(IndexValue)
     case two(IndexValue, IndexValue)
+    case three(IndexValue, IndexValue, IndexValue)
 
     var values: [IndexValue] {
         switch self {
         case let .one(value): [value]
         case let .two(first, second): [first, second]
+        case let .three(first, second, third): [first, second, third]
         }
     }
 
@@ -97,6 +116,7 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         switch self {
         case .one: 1
         case .two: 2
+        case .three: 3
         }
     }
 
@@ -105,6 +125,7 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         switch self {
         case let .one(value): value
         case let .two(first, second): position == 0 ? first : second
+        case let .three(first, second, third): position == 0 ? first : (position == 1 ? second : third)
         }
     }
 
@@ -137,13 +158,14 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
         switch self {
         case let .one(value): "\(value)"
         case let .two(first, second): "(\(first), \(second))"
+        case let .three(first, second, third): "(\(first), \(second), \(third))"
         }
     }
 }
 
 /// A contiguous stretch of an index: keys equal to `prefix` on their first
 /// fields and, on the field after, within the bounds. Every filter an index
-/// serves (equality, ranges, equality then a range on a two-field index)
+/// serves (equality, ranges, equalities then a range on a composite index)
 /// is one, and so is the whole index.
 struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     struct Bound: Sendable, Hashable {

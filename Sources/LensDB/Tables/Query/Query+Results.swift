@@ -175,32 +175,78 @@ struct QueryExecution {
         }
     }
 
-    /// Walks an index in the order's direction, one group of equal keys at
-    /// a time (sorted by the rest of the order), stopping once the page is full.
+    /// Walks an index in the order's direction (merging the walk's runs
+    /// when it has several), one group of entries with equal values of the
+    /// order's field at a time, sorted by the rest of the order, stopping
+    /// once the page is full.
     private func walkIndex(_ walk: QueryPlan.Walk, into page: inout Page) {
         let index = storage.indexes[walk.position]
+        // An index orders entries with equal keys by identifier. So when
+        // one run is walked by its last field and the query orders by that
+        // field alone (then by identifier), each group comes in the order
+        // the page wants, or its reverse when walked backwards.
+        let groupsInOrder = walk.runs.count == 1 && walk.field == index.definition.keyPaths.count - 1 && spec.orderKeys.count == 1
+        if groupsInOrder && page.after == nil {
+            walkInOrder(walk, index, into: &page)
+            return
+        }
         var group: [Candidate] = []
-        var groupKey: IndexedKey?
+        var groupValue: IndexValue?
         var full = false
         func flush() {
-            for position in page.order.sortedPositions(group) where !full { full = !page.add(group[position]) }
+            if group.count == 1 || groupsInOrder {
+                for candidate in walk.descending ? group.reversed() : group where !full { full = !page.add(candidate) }
+            } else {
+                for position in page.order.sortedPositions(group) where !full { full = !page.add(group[position]) }
+            }
             group.removeAll(keepingCapacity: true)
         }
-        // Where `after` lies in this walk: its value of the order's field
-        // within the range's equal prefix (the prefix is not part of the
-        // query's order, so the entity's own prefix does not count).
-        let start = page.after.map { after -> [IndexValue] in
-            let key = index.definition.key(after.row).values
-            let prefix = walk.range.prefix
-            return prefix.count < key.count ? prefix + [key[prefix.count]] : prefix
-        }
-        index.forEach(in: walk.range, descending: walk.descending, startingAt: start) { key, row in
-            if key != groupKey {
+        let visit = { (key: IndexedKey, row: RowObject) -> Bool in
+            let value = key[walk.field]
+            if value != groupValue {
                 flush()
                 if full { return false }
-                groupKey = key
+                groupValue = value
             }
             if matches(row) { group.append(page.order.candidate(id: row.id, row: row)) }
+            return true
+        }
+        // Where `after` lies in each run: its value of the order's field
+        // after the run's fixed prefix (the prefix is not part of the
+        // query's order, so the entity's own prefix does not count).
+        let starts = page.after.map { after -> [[IndexValue]] in
+            let value = index.definition.key(after.row)[walk.field]
+            return walk.runs.map { $0.prefix.count == walk.field ? $0.prefix + [value] : $0.prefix }
+        }
+        if walk.runs.count == 1 {
+            index.forEach(in: walk.runs[0], descending: walk.descending, startingAt: starts?[0], visit)
+        } else {
+            index.forEachMerged(runs: walk.runs, field: walk.field, descending: walk.descending, startingAt: starts, visit)
+        }
+        if !full { flush() }
+    }
+
+    /// ``walkIndex(_:into:)`` where each group comes in the page's order
+    /// (or its reverse) and no `after` applies: the rows the offset skips
+    /// are counted, and only the page's rows become candidates.
+    private func walkInOrder(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) {
+        var group: [Unmanaged<RowObject>] = []
+        var groupValue: IndexValue?
+        var full = false
+        func flush() {
+            if walk.descending { group.reverse() }
+            for row in group where !full { full = row._withUnsafeGuaranteedRef { !page.add(inOrder: $0) } }
+            group.removeAll(keepingCapacity: true)
+        }
+        index.forEach(in: walk.runs[0], descending: walk.descending) { key, row in
+            let value = key[walk.field]
+            if value != groupValue {
+                flush()
+                if full { return false }
+                groupValue = value
+            }
+            // The group holds rows unretained: the version's row tree holds them.
+            if matches(row) { group.append(.passUnretained(row)) }
             return true
         }
         if !full { flush() }
@@ -339,6 +385,18 @@ struct Page {
     var after: Candidate? { spec.after }
     var order: TotalOrder { spec.order }
 
+    /// Adds the next row in order, where no `after` applies: a row the
+    /// offset skips gets no candidate. False once the page is full.
+    mutating func add(inOrder row: RowObject) -> Bool {
+        if let limit = spec.limit, results.count >= limit { return false }
+        if skipped < spec.offset {
+            skipped += 1
+            return true
+        }
+        results.append(Candidate(id: row.id, row: row, sortKey: nil))
+        return spec.limit.map { results.count < $0 } ?? true
+    }
+
     /// Adds the next entity in order; false once the page is full.
     mutating func add(_ candidate: Candidate) -> Bool {
         if let limit = spec.limit, results.count >= limit { return false }
@@ -402,8 +460,11 @@ extension QueryPlan {
         var lines = ["query \(contents.name) (\(total) entities)"]
         let name = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
         let ranges = { (ranges: [KeyRange]) in ranges.map(\.description).joined(separator: " | ") }
-        if let walk {
-            lines.append("  walk \(name(walk.position))\(walk.descending ? " backwards" : "") (\(walk.range.description)): reads about \(estimate) entities")
+        if let walk, walk.runs.count > 1 {
+            let shown = walk.runs.prefix(4).map(\.description).joined(separator: " | ") + (walk.runs.count > 4 ? " | …" : "")
+            lines.append("  walk \(name(walk.position))\(walk.descending ? " backwards" : ""), merging \(walk.runs.count) runs (\(shown)): reads about \(estimate) entities")
+        } else if let walk {
+            lines.append("  walk \(name(walk.position))\(walk.descending ? " backwards" : "") (\(ranges(walk.runs))): reads about \(estimate) entities")
         } else {
             switch access {
             case .scan: lines.append("  scan: every entity, in identifier order")

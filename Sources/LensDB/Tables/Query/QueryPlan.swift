@@ -15,12 +15,17 @@ struct QueryPlan {
         case intersection(first: (position: Int, ranges: [KeyRange]), second: (position: Int, ranges: [KeyRange]))
     }
 
-    /// An index walked in the query's order within one range, so no sort of
-    /// the matches is needed and a limit stops the walk early.
+    /// An index walked in the query's order, so no sort of the matches is
+    /// needed and a limit stops the walk early: one range, or several runs
+    /// merged (``IndexStorage/forEachMerged(runs:field:descending:startingAt:_:)``),
+    /// each fixing the fields before the order's, as `city == c && age in
+    /// a...b` does on an index on city, age and score ordered by score.
     struct Walk {
         var position: Int
         var descending: Bool
-        var range: KeyRange
+        var runs: [KeyRange]
+        /// The index field the order follows; every run fixes those before it.
+        var field: Int
     }
 
     /// One way the planner weighed, for ``Query/explain()``.
@@ -38,7 +43,7 @@ struct QueryPlan {
         case scan
         case index(Int)
         case intersection(Int, Int, merged: Bool)
-        case walk(Int, descending: Bool)
+        case walk(Int, descending: Bool, runs: Int)
 
         func name(_ contents: TableStorage) -> String {
             let index = { (position: Int) in "index \(contents.name).\(contents.indexes[position].definition.name)" }
@@ -47,7 +52,8 @@ struct QueryPlan {
             case .scan: return "scan"
             case let .index(position): return index(position)
             case let .intersection(first, second, merged): return "intersection of \(index(first)) and \(index(second))\(merged ? ", merged" : "")"
-            case let .walk(position, descending): return "walk \(index(position))\(descending ? " backwards" : "")"
+            case let .walk(position, descending, runs):
+                return "walk \(index(position))\(descending ? " backwards" : "")\(runs > 1 ? ", merging \(runs) runs" : "")"
             }
         }
     }
@@ -124,7 +130,9 @@ final class QueryPlanner {
     func plan() -> QueryPlan {
         let total = contents.rows.count
         let candidates = indexCandidates()
-        let matches = estimatedMatches(total: total)
+        // A range that decides every condition holds the matches exactly.
+        let exactMatches = candidates.first { $0.implied.count == spec.terms.count }.map { Double($0.count) }
+        let matches = exactMatches ?? estimatedMatches(total: total)
         // The primary key serves equality and `in` on the identifier: never more reads than matches.
         if let (ids, implied) = identifiers(), ids.count <= candidates.first?.count ?? total {
             var plan = QueryPlan(access: .identifiers(ids), estimate: ids.count, residual: residual(implied),
@@ -144,7 +152,9 @@ final class QueryPlanner {
             options.append(plan)
         }
         if let intersection = intersection(candidates, matches: matches, total: total) { options.append(intersection) }
-        options += walks(matches: matches, total: total)
+        // Only an exact count of the matches bounds what a walk reads.
+        let cheapest = exactMatches == nil ? .infinity : options.map { $0.alternatives[0].cost }.min()!
+        options += walks(matches: matches, total: total, toBeat: cheapest)
         // Plans are chosen by position, so only the chosen one is copied.
         let best = options.indices.min { options[$0].alternatives[0].cost < options[$1].alternatives[0].cost }!
         var chosen = options.remove(at: best)
@@ -154,22 +164,31 @@ final class QueryPlanner {
         return chosen
     }
 
-    /// A candidate range this small is taken without counting the others'.
-    private static var smallRange: Int { 256 }
-
     /// The index ranges that narrow the candidates, fewest entries first.
-    /// Two-field indexes come first, being the most specific; once one finds
-    /// a small range, the indexes left are not counted.
+    /// Indexes on more fields come first, being the most specific. A range
+    /// that decides every condition holds exactly the matches, which any
+    /// other range holds too: once one is found, the indexes left are not
+    /// counted.
     private func indexCandidates() -> [Candidate] {
         let order = paths.indices.sorted { paths[$0].count > paths[$1].count }
         var found: [Candidate] = []
         for position in order {
-            guard let candidate = candidate(position: position) else { continue }
+            guard var candidate = candidate(position: position) else { continue }
+            if candidate.implied.count == spec.terms.count {
+                // The same ranges read from the index with the fewest
+                // fields that begins with those the ranges fix: its entries
+                // are smaller, and equal keys come in identifier order.
+                let fixed = candidate.ranges.map { $0.prefix.count + ($0.lower == nil && $0.upper == nil ? 0 : 1) }.max() ?? 0
+                let leading = paths[position].prefix(fixed)
+                if let narrowest = order.last(where: { paths[$0].count >= fixed && paths[$0].prefix(fixed) == leading }),
+                   paths[narrowest].count < paths[position].count {
+                    candidate.position = narrowest
+                    candidate.inIdentifierOrder = candidate.ranges.count == 1 && candidate.ranges[0].prefix.count == paths[narrowest].count
+                }
+                found.append(candidate)
+                break
+            }
             found.append(candidate)
-            // A small range of a two-field index fixed on both fields that
-            // decides every condition: no other index can do better.
-            let fixed = candidate.ranges.allSatisfy { $0.prefix.count + ($0.lower == nil && $0.upper == nil ? 0 : 1) == 2 }
-            if candidate.count <= Self.smallRange, fixed, candidate.implied.count == spec.terms.count { break }
         }
         return found.sorted { $0.count != $1.count ? $0.count < $1.count : paths[$0.position].count < paths[$1.position].count }
     }
@@ -211,25 +230,39 @@ final class QueryPlanner {
 
     /// The ranges of the index at `position` that hold every entity the
     /// conditions allow, with their count and the conditions they imply;
-    /// nil when the index cannot narrow them.
+    /// nil when the index cannot narrow them. Equalities (`==`, `in`) fix
+    /// fields in turn; the first field without one ends the ranges with its
+    /// bounds, if it has any.
     private func candidate(position: Int) -> Candidate? {
         let fields = termsOnField[position]
-        guard let first = Conditions(fields[0], spec.terms) else { return nil }
-        var ranges: [KeyRange]
-        var implied = first.implied
-        if fields.count == 1 || first.equals == nil {
-            ranges = first.ranges(prefix: [])
-        } else if let second = Conditions(fields[1], spec.terms) {
-            ranges = first.equals!.flatMap { second.ranges(prefix: [$0]) }
-            implied.formUnion(second.implied)
-        } else {
-            ranges = first.equals!.map { KeyRange(prefix: [$0]) }
+        guard Conditions(fields[0], spec.terms) != nil else { return nil }
+        var prefixes: [[IndexValue]] = [[]]
+        var ranges: [KeyRange]?
+        var implied = Set<Int>()
+        for field in fields.indices {
+            guard let conditions = Conditions(fields[field], spec.terms) else { break }
+            guard let equals = conditions.equals, field < fields.count - 1 else {
+                ranges = prefixes.flatMap { conditions.ranges(prefix: $0) }
+                implied.formUnion(conditions.implied)
+                break
+            }
+            // Each value multiplies the ranges: past a few dozen, the
+            // fields after are left to the filter.
+            guard prefixes.count * equals.count <= Self.maxRanges else { break }
+            prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
+            implied.formUnion(conditions.implied)
         }
-        ranges = ranges.filter { !$0.isEmpty }
-        let inIdentifierOrder = ranges.count == 1 && ranges[0].prefix.count == fields.count
-        return Candidate(position: position, ranges: ranges, count: ranges.reduce(0) { $0 + count(position, $1) },
+        let found = (ranges ?? prefixes.map { KeyRange(prefix: $0) }).filter { !$0.isEmpty }
+        let inIdentifierOrder = found.count == 1 && found[0].prefix.count == fields.count
+        return Candidate(position: position, ranges: found, count: found.reduce(0) { $0 + count(position, $1) },
                          implied: implied, inIdentifierOrder: inIdentifierOrder)
     }
+
+    /// The most ranges a plan reads one index by, and the most runs a
+    /// merged walk merges.
+    private static var maxRanges: Int { 64 }
+    /// Starting one run of a merged walk, in entry reads: a descent.
+    private static var seekCost: Double { 8 }
 
     /// Two indexes on different fields: the intersection reads both but
     /// reaches only the rows of the common identifiers, which pays where
@@ -254,55 +287,115 @@ final class QueryPlanner {
         return plan
     }
 
-    /// Index walks that yield the query's order: an index whose first field
-    /// is the order's first key, or a two-field index whose first field an
-    /// equality fixes and whose second is the order's first key. A walk
-    /// reads about (offset + limit) ÷ (the share of walked entries that
-    /// match) entries before it stops.
-    private func walks(matches: Double, total: Int) -> [QueryPlan] {
+    /// Index walks that yield the query's order: an index on the order's
+    /// first key, after fields that equalities fix (one run) or that `in`
+    /// or a range on the field just before split into a few runs, each in
+    /// order, merged as the walk goes. A walk reads about (offset + limit)
+    /// ÷ (the share of walked entries that match) entries before it stops,
+    /// and a merge first starts each run with a descent.
+    ///
+    /// A walk that cannot cost less than `toBeat` is not counted: it reads
+    /// at least the matches (when `matches` is exact) or the page's
+    /// entries, whichever is fewer (its runs hold every match), and checks
+    /// each when a condition is left.
+    private func walks(matches: Double, total: Int, toBeat: Double) -> [QueryPlan] {
         guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered else { return [] }
         var plans: [QueryPlan] = []
+        var toBeat = toBeat
+        let fewestReads = min(matches, spec.limit.map { Double(spec.offset + $0 + 1) } ?? matches)
         for position in paths.indices {
-            let paths = paths[position]
-            let fields = termsOnField[position]
-            var range = KeyRange.everything
-            var implied = Set<Int>()
-            if paths[0] == first.path {
-                if let conditions = Conditions(fields[0], spec.terms), (conditions.equals?.count ?? 1) == 1 {
-                    range = conditions.ranges(prefix: [])[0]
-                    implied = conditions.implied
-                }
-            } else if paths.count == 2, paths[1] == first.path,
-                      let prefix = Conditions(fields[0], spec.terms), let value = prefix.equals, value.count == 1 {
-                range = KeyRange(prefix: value)
-                implied = prefix.implied
-                if let conditions = Conditions(fields[1], spec.terms), (conditions.equals?.count ?? 1) == 1 {
-                    range = conditions.ranges(prefix: value)[0]
-                    implied.formUnion(conditions.implied)
-                }
-            } else {
-                continue
-            }
-            let inRange = count(position, range)
+            guard let field = paths[position].firstIndex(of: first.path) else { continue }
+            let (fixable, leftImplied) = walkPrefix(position, field: field)
+            guard fixable else { continue }
+            if fewestReads * (leftImplied.count == spec.terms.count ? 1 : 1 + Self.checkCost) >= toBeat { continue }
+            guard let (runs, inRange, implied) = walkRuns(position, field: field) else { continue }
             let residual = residual(implied)
             // The share of the walked entries that match, from the matches
-            // expected in the whole table and how many the range holds.
+            // expected in the whole table and how many the runs hold.
             let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
             let wanted = spec.limit.map { Double(spec.offset + $0) } ?? Double(inRange)
             let reads = min(Double(inRange), (wanted + 1) / share)
-            var plan = QueryPlan(access: .index(position: position, ranges: [range]), estimate: Int(reads.rounded(.up)),
-                                 walk: .init(position: position, descending: first.descending, range: range),
+            let merging = runs.count > 1
+                ? Double(runs.count) * Self.seekCost + Self.comparisonCost * reads * log2(Double(runs.count)) : 0
+            var plan = QueryPlan(access: .index(position: position, ranges: runs), estimate: Int(reads.rounded(.up)),
+                                 walk: .init(position: position, descending: first.descending, runs: runs, field: field),
                                  residual: residual, matches: min(matches, Double(inRange)), total: total)
-            plan.alternatives = [.init(way: .walk(position, descending: first.descending), reads: reads,
-                                       cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost))]
+            plan.alternatives = [.init(way: .walk(position, descending: first.descending, runs: runs.count), reads: reads,
+                                       cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost) + merging)]
+            toBeat = min(toBeat, plan.alternatives[0].cost)
             plans.append(plan)
         }
         return plans
     }
 
+    /// Whether the fields before `field` of the index at `position` all
+    /// have conditions a walk can fix them by, and the conditions that
+    /// walk would imply at most: counts nothing.
+    private func walkPrefix(_ position: Int, field: Int) -> (fixable: Bool, implied: Set<Int>) {
+        let fields = termsOnField[position]
+        var implied = Set<Int>()
+        for before in 0...field {
+            guard let conditions = Conditions(fields[before], spec.terms) else {
+                if before == field { break }
+                return (false, [])
+            }
+            guard before == field || conditions.equals != nil || before == field - 1 else { return (false, []) }
+            implied.formUnion(conditions.implied)
+        }
+        return (true, implied)
+    }
+
+    /// The runs a walk of the index at `position` in the order of its
+    /// field `field` takes, how many entries they hold, and the conditions
+    /// they imply; nil when the fields before `field` are not fixed. Each
+    /// field before is fixed by equality (`in` gives a run per value) or,
+    /// the one just before, by a range whose distinct values are found by
+    /// descents; that search is made only under a limit, where the range
+    /// holds several times the entries the page needs (else reading and
+    /// sorting them costs less), and gives up past ``maxRanges`` values.
+    private func walkRuns(_ position: Int, field: Int) -> (runs: [KeyRange], entries: Int, implied: Set<Int>)? {
+        let fields = termsOnField[position]
+        var prefixes: [[IndexValue]] = [[]]
+        var implied = Set<Int>()
+        // The entries of the ranges whose distinct values made the runs.
+        var searched: Int?
+        for before in 0..<field {
+            guard let conditions = Conditions(fields[before], spec.terms) else { return nil }
+            if let equals = conditions.equals {
+                prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
+            } else {
+                guard before == field - 1, let limit = spec.limit else { return nil }
+                let ranges = prefixes.map { KeyRange(prefix: $0, lower: conditions.lower, upper: conditions.upper) }
+                let entries = ranges.reduce(0) { $0 + count(position, $1) }
+                guard entries > spec.offset + limit else { return nil }
+                var found: [[IndexValue]] = []
+                for range in ranges {
+                    let room = Self.maxRanges - found.count
+                    guard let values = contents.indexes[position].distinctValues(in: range, field: before, limit: room) else { return nil }
+                    found += values.map { range.prefix + [$0] }
+                }
+                prefixes = found
+                searched = entries
+            }
+            implied.formUnion(conditions.implied)
+            guard prefixes.count <= Self.maxRanges else { return nil }
+        }
+        // The order's own field: one equality or its bounds narrow each
+        // run (several values would interleave within it).
+        var runs = prefixes.map { KeyRange(prefix: $0) }
+        if let conditions = Conditions(fields[field], spec.terms), (conditions.equals?.count ?? 1) == 1 {
+            runs = prefixes.map { conditions.ranges(prefix: $0)[0] }
+            implied.formUnion(conditions.implied)
+            searched = nil
+        }
+        runs.removeAll(where: \.isEmpty)
+        return (runs, searched ?? runs.reduce(0) { $0 + count(position, $1) }, implied)
+    }
+
     /// The entries of the index at `position` within `range`, counted once a
     /// plan: the estimates, the candidates and the walks ask for the same ranges.
     private func count(_ position: Int, _ range: KeyRange) -> Int {
+        if range.prefix.isEmpty && range.lower == nil && range.upper == nil { return contents.indexes[position].count }
         if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.count }
         let count = contents.indexes[position].count(in: range)
         counted.append((position, range, count))

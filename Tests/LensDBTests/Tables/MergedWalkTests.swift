@@ -1,0 +1,233 @@
+import Foundation
+import LensTestSupport
+import Testing
+@testable import LensDB
+
+/// Walks that merge runs of one index: `city == c && age in a...b`, by
+/// score, on an index on city, age and score, reads one run of scores per
+/// age and merges them, stopping at offset + limit; `city in [...]`, by
+/// score, merges a run per city of an index on city and score. Each
+/// answer must equal a naive filter and sort, on the latest version, on a
+/// version a reader held while commits went on, on a reader's own thread,
+/// and after a reopen.
+@Suite struct MergedWalkTests {
+    static let indexes: [Index<Person>] = [.on(\.city), .on(\.age), .on(\.city, \.age, \.score), .on(\.city, \.score)]
+    static let cities = ["Paris", "Lyon", "Nice"]
+
+    /// Many people share each city and age, as a range of ages must hold
+    /// many more entries than a page for a merge to pay.
+    static func person(_ id: Int64, using random: inout SeededGenerator) -> Person {
+        Person(id: id, name: ["Ana", "Bea", "Cy"].randomElement(using: &random)!, email: "p\(id)@example.com",
+               city: cities.randomElement(using: &random)!, age: Int.random(in: 20...29, using: &random),
+               score: Double(Int.random(in: 0...60, using: &random)) / 4, nickname: nil)
+    }
+
+    /// A query of the merged shapes and the same query written out.
+    struct Case {
+        var query: (Query<Person>) -> Query<Person>
+        var keep: (Person) -> Bool
+        var before: (Person, Person) -> Bool
+        var offset: Int
+        var limit: Int
+        var text: String
+
+        func expected(_ people: [Person]) -> [Int64] {
+            Array(people.filter(keep).sorted(by: before).dropFirst(offset).prefix(limit).map(\.id))
+        }
+    }
+
+    static func randomCase(_ random: inout SeededGenerator, sample: [Person]) -> Case {
+        let descending = Bool.random(using: &random)
+        let byName = Int.random(in: 0..<3, using: &random) == 0
+        let before = { (a: Person, b: Person) -> Bool in
+            if a.score != b.score { return descending ? a.score > b.score : a.score < b.score }
+            if byName, a.name != b.name { return a.name < b.name }
+            return a.id < b.id
+        }
+        let order = { (query: Query<Person>) -> Query<Person> in
+            let sorted = query.sorted(by: \.score, descending ? .descending : .ascending)
+            return byName ? sorted.then(by: \.name) : sorted
+        }
+        var filter: Filter<Person>
+        var keep: (Person) -> Bool
+        var text: String
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            let chosen = Array(cities.shuffled(using: &random).prefix(Int.random(in: 2...3, using: &random)))
+            (filter, keep, text) = (.in(\.city, chosen), { chosen.contains($0.city) }, "city in \(chosen)")
+        } else {
+            let city = cities.randomElement(using: &random)!
+            let low = Int.random(in: 18...27, using: &random), high = low + Int.random(in: 0...8, using: &random)
+            let exclusive = Bool.random(using: &random)
+            filter = \.city == city && \.age >= low && (exclusive ? \.age < high : \.age <= high)
+            keep = { $0.city == city && $0.age >= low && (exclusive ? $0.age < high : $0.age <= high) }
+            text = "city == \(city) && age in \(low)\(exclusive ? "..<" : "...")\(high)"
+        }
+        if Int.random(in: 0..<4, using: &random) == 0 {
+            // A condition on the order's own field narrows each run.
+            let least = Double(Int.random(in: 0...50, using: &random)) / 4
+            let previous = keep
+            filter = filter && \.score >= least
+            keep = { previous($0) && $0.score >= least }
+            text += " && score >= \(least)"
+        }
+        let after = Int.random(in: 0..<4, using: &random) == 0 ? sample.randomElement(using: &random) : nil
+        if let after {
+            let previous = keep
+            keep = { previous($0) && before(after, $0) }
+            text += " after \(after.id)"
+        }
+        let offset = Int.random(in: 0...30, using: &random), limit = Int.random(in: 1...20, using: &random)
+        let query = { (base: Query<Person>) -> Query<Person> in
+            let query = order(base.filter(filter)).offset(offset).limit(limit)
+            return after.map { query.after($0) } ?? query
+        }
+        return Case(query: query, keep: keep, before: before, offset: offset, limit: limit,
+                    text: text + " by score\(descending ? " desc" : "")\(byName ? ", name" : "") offset \(offset) limit \(limit)")
+    }
+
+    /// Checks `count` random cases against `everyone` (the version `base`
+    /// reads); returns how many were planned as a merged walk.
+    @discardableResult
+    static func check(_ count: Int, _ base: () -> Query<Person>, _ everyone: [Person], _ random: inout SeededGenerator) -> Int {
+        var merged = 0
+        for _ in 0..<count {
+            let testCase = randomCase(&random, sample: everyone)
+            let query = testCase.query(base())
+            let plan = query.explain()
+            if plan.contains(", merging ") { merged += 1 }
+            let answer = (try? query.all().map(\.id)) ?? []
+            if answer != testCase.expected(everyone) {
+                Issue.record("\(testCase.text), seed \(random.seed)\n\(plan)")
+                return merged
+            }
+        }
+        return merged
+    }
+
+    @Test func mergedWalksAnswerAsANaiveSortAcrossCommitsHeldVersionsAndAReopen() throws {
+        var random = SeededGenerator.fromEnvironment("mergedWalk")
+        let fileSystem = SimulatedFileSystem()
+        var model: [Int64: Person] = [:]
+        var held: [(TableSnapshot<Person>, [Person])] = []
+        var merged = 0, checked = 0
+        do {
+            let store = try tableStore(fileSystem)
+            defer { store.close() }
+            let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+            for round in 0..<6 {
+                try store.write { tx in
+                    for _ in 0..<(round == 0 ? 2400 : 300) {
+                        let id = Int64.random(in: 1...3000, using: &random)
+                        if Int.random(in: 0..<5, using: &random) == 0 {
+                            try tx[people].remove(id)
+                            model[id] = nil
+                        } else {
+                            let person = Self.person(id, using: &random)
+                            try tx[people].put(person)
+                            model[id] = person
+                        }
+                    }
+                }
+                let everyone = model.values.sorted { $0.id < $1.id }
+                if round % 2 == 0 { held.append((people.snapshot(), everyone)) }
+                merged += Self.check(80, { people.query }, everyone, &random)
+                checked += 80
+            }
+            for (version, everyone) in held {
+                merged += Self.check(40, { version.query }, everyone, &random)
+                checked += 40
+            }
+            try store.compact()
+        }
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        let everyone = model.values.sorted { $0.id < $1.id }
+        #expect(people.all() == everyone)
+        // The snapshot stored the three-field index's order, and the open built it in that order.
+        let statistics = store.statistics.tables.first { $0.name == "people" }
+        #expect(statistics?.indexesInStoredOrder == Self.indexes.count)
+        merged += Self.check(80, { people.query }, everyone, &random)
+        checked += 80
+        print("mergedWalk: \(checked) queries checked, \(merged) planned as merged walks")
+        // Most cases are of the merged shapes, on data where a merge pays.
+        #expect(merged * 3 > checked, "only \(merged) of \(checked) queries were planned as merged walks")
+    }
+
+    /// The plan for the W5 shape names the runs it merges, and a small
+    /// table (whose range is no larger than the page) is sorted instead.
+    @Test func explainNamesTheRunsAMergedWalkMerges() throws {
+        var random = SeededGenerator.fromEnvironment("mergedWalkExplain")
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        try people.put((1...3000).map { Self.person($0, using: &random) })
+        let query = people.query.filter(\.city == "Lyon" && \.age >= 22 && \.age <= 24).sorted(by: \.score, .descending).offset(10).limit(5)
+        let plan = query.explain()
+        #expect(plan.contains("walk index people.city+age+score backwards, merging 3 runs"), "\(plan)")
+        #expect(plan.contains("= \"Lyon\", = 22 | = \"Lyon\", = 23 | = \"Lyon\", = 24"), "\(plan)")
+        #expect(plan.contains("nothing left to check"), "\(plan)")
+        let small = try tableStore()
+        defer { small.close() }
+        let few = try small.table(Person.self, named: "people", indexes: Self.indexes)
+        try few.put((1...30).map { Self.person($0, using: &random) })
+        let sorted = few.query.filter(\.city == "Lyon" && \.age >= 22 && \.age <= 24).sorted(by: \.score, .descending).offset(10).limit(5).explain()
+        #expect(!sorted.contains("merging"), "\(sorted)")
+    }
+
+    /// Paging with `after` through every result, five at a time, yields
+    /// the whole answer once, in order.
+    @Test func pagingAfterTheLastResultVisitsEveryMatchOnce() throws {
+        var random = SeededGenerator.fromEnvironment("mergedWalkPaging")
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        let everyone = (1...2000).map { Self.person($0, using: &random) }
+        try people.put(everyone)
+        let base = people.query.filter(\.city == "Nice" && \.age > 21 && \.age <= 27).sorted(by: \.score, .descending)
+        #expect(base.limit(5).explain().contains("merging"))
+        var pages: [Int64] = []
+        var last: Person?
+        while true {
+            let page = try (last.map { base.after($0) } ?? base).limit(5).all()
+            guard !page.isEmpty else { break }
+            pages += page.map(\.id)
+            last = page.last
+        }
+        let expected = everyone.filter { $0.city == "Nice" && $0.age > 21 && $0.age <= 27 }
+            .sorted { $0.score != $1.score ? $0.score > $1.score : $0.id < $1.id }.map(\.id)
+        #expect(pages == expected)
+    }
+
+    /// A reader on its own thread queries the version it holds while the
+    /// writer commits: each answer is its version's.
+    @Test func aReaderOnAnotherThreadSeesItsVersionsAnswers() async throws {
+        var random = SeededGenerator.fromEnvironment("mergedWalkReader")
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        try people.put((1...2000).map { Self.person($0, using: &random) })
+        let readerSeed = random.next()
+        let reading = Task.detached { () -> [String] in
+            var random = SeededGenerator(seed: readerSeed)
+            var failures: [String] = []
+            for _ in 0..<30 {
+                let version = people.snapshot()
+                let everyone = version.all()
+                for _ in 0..<5 {
+                    let testCase = Self.randomCase(&random, sample: everyone)
+                    let answer = (try? testCase.query(version.query).all().map(\.id)) ?? []
+                    if answer != testCase.expected(everyone) { failures.append(testCase.text) }
+                }
+            }
+            return failures
+        }
+        for _ in 0..<40 {
+            try store.write { tx in
+                for _ in 0..<50 { try tx[people].put(Self.person(Int64.random(in: 1...2500, using: &random), using: &random)) }
+            }
+        }
+        let failures = await reading.value
+        #expect(failures.isEmpty, "reader seed \(readerSeed): \(failures)")
+    }
+}
