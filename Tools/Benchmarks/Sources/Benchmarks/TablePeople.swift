@@ -19,10 +19,11 @@ struct BenchPerson: Entity, Equatable, FetchableRecord, PersistableRecord {
     }
 }
 
-/// Both sides index the same fields: each one alone, city then age (W5's
-/// filter), and city then score (W5's order within a city).
-let lensIndexes: [LensDB.Index<BenchPerson>] = [.on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .on(\.city, \.score)]
-let grdbIndexes: [[String]] = [["city"], ["age"], ["score"], ["city", "age"], ["city", "score"]]
+/// Both sides index the same fields: each one alone, city then age then
+/// score (W5's filter, then its order within each age), and city then
+/// score (an order within a city).
+let lensIndexes: [LensDB.Index<BenchPerson>] = [.on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age, \.score), .on(\.city, \.score)]
+let grdbIndexes: [[String]] = [["city"], ["age"], ["score"], ["city", "age", "score"], ["city", "score"]]
 
 /// A fresh LensDB store with the people table, `.full` durability.
 func openLensPeople(_ path: String) throws -> (Store, LensDB.Table<BenchPerson>) {

@@ -15,7 +15,10 @@ let tableProfileWorkload = Workload(
         let start = now()
         // LENSDB_PROFILE_PEOPLE sets another size, for `queries` at 10k or 1M.
         let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
-        try people.put((1...count).map { BenchPerson.make(Int64($0)) })
+        // In transactions of at most 100k: a record holds at most 64 MiB.
+        for start in stride(from: 1, through: count, by: 100_000) {
+            try people.put((start...min(start + 99_999, count)).map { BenchPerson.make(Int64($0)) })
+        }
         print(String(format: "insert: %.3f s", now() - start))
         try store.compact()
         store.close()
