@@ -85,6 +85,31 @@ import Testing
         for group in groups { #expect(group.entities == flat.filter { $0.city == group.key }) }
     }
 
+    /// `limit(.max)` is a query like any other: offset + limit is held at
+    /// `Int.max` where the planner and the sort add them, never trapping.
+    @Test func aLimitAsLargeAsAnyIntAnswersInFull() throws {
+        let byScore = naive { _ in true }.sorted { $0.score != $1.score ? $0.score < $1.score : $0.id < $1.id }
+        #expect(try people.query.sorted(by: \.score).limit(.max).all() == byScore)
+        #expect(try people.query.sorted(by: \.score).offset(3).limit(.max).all() == Array(byScore.dropFirst(3)))
+        #expect(try people.query.filter(\.city == "Paris").sorted(by: \.score, .descending).offset(2).limit(.max).count()
+            == max(0, byScore.filter { $0.city == "Paris" }.count - 2))
+        #expect(people.query.filter(\.city == "Paris" && \.age > 20).sorted(by: \.score).offset(1).limit(.max).explain().contains("query people"))
+    }
+
+    /// An `in` of more values than ranges a plan reads one index by still
+    /// narrows that field; only the fields after go to the filter.
+    @Test func manyInValuesStillNarrowTheirField() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let byCityAndAge = try store.table(Person.self, named: "people", indexes: [.on(\.city, \.age)])
+        try byCityAndAge.put(people.all())
+        let cities = (0..<70).map { "Nowhere \($0)" } + ["Paris", "Lyon"]
+        let query = byCityAndAge.query.filter(.in(\.city, cities) && \.age == 30)
+        let plan = query.explain()
+        #expect(plan.contains("use index people.city+age"), "\(plan)")
+        #expect(try query.all() == naive { ["Paris", "Lyon"].contains($0.city) && $0.age == 30 })
+    }
+
     @Test func plansUseTheMostSelectiveIndexAndWalkIndexesForLimits() throws {
         #expect(people.query.filter(\.city == "Paris").explain().contains("use index people.city (= \"Paris\")"))
         #expect(people.query.filter(\.city == "Paris" && \.age >= 30 && \.age <= 35).explain().contains("use index people.city+age (= \"Paris\", >= 30, <= 35)"))

@@ -200,7 +200,7 @@ final class QueryPlanner {
     private func cost(reads: Int, residual: [Int], matches: Double, sortedAlready: Bool, checked: Int? = nil) -> Double {
         var cost = Double(reads) + (residual.isEmpty ? 0 : Self.checkCost * Double(checked ?? reads))
         if !sortedAlready, matches > 1 {
-            let kept = spec.limit.map { Double(spec.offset + $0) } ?? matches
+            let kept = spec.pageEnd.map { Double($0) } ?? matches
             cost += Self.comparisonCost * matches * log2(max(2, min(kept, matches)))
         }
         return cost
@@ -246,11 +246,11 @@ final class QueryPlanner {
                 implied.formUnion(conditions.implied)
                 break
             }
-            // Each value multiplies the ranges: past a few dozen, the
-            // fields after are left to the filter.
-            guard prefixes.count * equals.count <= Self.maxRanges else { break }
             prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
             implied.formUnion(conditions.implied)
+            // Each value multiplies the ranges: past a few dozen, the
+            // fields after are left to the filter.
+            guard prefixes.count <= Self.maxRanges else { break }
         }
         let found = (ranges ?? prefixes.map { KeyRange(prefix: $0) }).filter { !$0.isEmpty }
         let inIdentifierOrder = found.count == 1 && found[0].prefix.count == fields.count
@@ -302,7 +302,7 @@ final class QueryPlanner {
         guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered else { return [] }
         var plans: [QueryPlan] = []
         var toBeat = toBeat
-        let fewestReads = min(matches, spec.limit.map { Double(spec.offset + $0 + 1) } ?? matches)
+        let fewestReads = min(matches, spec.pageEnd.map { Double($0) + 1 } ?? matches)
         for position in paths.indices {
             guard let field = paths[position].firstIndex(of: first.path) else { continue }
             let (fixable, leftImplied) = walkPrefix(position, field: field)
@@ -313,7 +313,7 @@ final class QueryPlanner {
             // The share of the walked entries that match, from the matches
             // expected in the whole table and how many the runs hold.
             let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
-            let wanted = spec.limit.map { Double(spec.offset + $0) } ?? Double(inRange)
+            let wanted = spec.pageEnd.map { Double($0) } ?? Double(inRange)
             let reads = min(Double(inRange), (wanted + 1) / share)
             let merging = runs.count > 1
                 ? Double(runs.count) * Self.seekCost + Self.comparisonCost * reads * log2(Double(runs.count)) : 0
@@ -364,10 +364,10 @@ final class QueryPlanner {
             if let equals = conditions.equals {
                 prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
             } else {
-                guard before == field - 1, let limit = spec.limit else { return nil }
+                guard before == field - 1, let pageEnd = spec.pageEnd else { return nil }
                 let ranges = prefixes.map { KeyRange(prefix: $0, lower: conditions.lower, upper: conditions.upper) }
                 let entries = ranges.reduce(0) { $0 + count(position, $1) }
-                guard entries > spec.offset + limit else { return nil }
+                guard entries > pageEnd else { return nil }
                 var found: [[IndexValue]] = []
                 for range in ranges {
                     let room = Self.maxRanges - found.count

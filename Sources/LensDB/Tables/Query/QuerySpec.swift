@@ -46,6 +46,15 @@ struct QuerySpec {
 
     /// Whether the query asks for identifier order, which a scan yields.
     var isIdentifierOrder: Bool { orderKeys.isEmpty && identifierOrderCount == nil }
+
+    /// How far into the order the page reaches: offset + limit, held at
+    /// `Int.max` (`limit(.max)` is a query too); nil without a limit.
+    var pageEnd: Int? {
+        limit.map { limit in
+            let (end, overflow) = offset.addingReportingOverflow(limit)
+            return overflow ? (limit > 0 ? .max : .min) : end
+        }
+    }
 }
 
 extension Query {
