@@ -451,18 +451,7 @@ struct IndexStorage: Sendable {
                 descending ? heads[b].value < heads[a].value : heads[a].value < heads[b].value
             }
             var heap = Array(heads.indices)
-            func siftDown(_ start: Int) {
-                var parent = start
-                while true {
-                    let left = 2 * parent + 1, right = left + 1
-                    var first = parent
-                    if left < heap.count, comesFirst(heap[left], heap[first]) { first = left }
-                    if right < heap.count, comesFirst(heap[right], heap[first]) { first = right }
-                    if first == parent { return }
-                    heap.swapAt(parent, first)
-                    parent = first
-                }
-            }
+            func siftDown(_ start: Int) { heapSiftDown(&heap, from: start, above: comesFirst) }
             for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(position) }
             while let run = heap.first {
                 let entry = heads[run].entry

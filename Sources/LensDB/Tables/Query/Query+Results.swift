@@ -116,7 +116,7 @@ struct QueryExecution {
             } else {
                 // Only the offset + limit first of those after `after` can be on the page.
                 if let after = spec.after { found.removeAll { spec.order.compare($0, after) <= 0 } }
-                positions = spec.order.sortedPositions(found, keeping: spec.limit.map { spec.offset + $0 })
+                positions = spec.order.sortedPositions(found, keeping: spec.pageEnd)
             }
             for position in positions where !page.add(found[position]) { break }
         }
@@ -423,18 +423,7 @@ func firstPositions(_ count: Int, keeping: Int?, by before: (Int, Int) -> Bool) 
     // heap[0] is the worst kept position; a better one replaces it.
     var heap: [Int] = []
     heap.reserveCapacity(keeping)
-    func siftDown(_ start: Int) {
-        var parent = start
-        while true {
-            let left = 2 * parent + 1, right = left + 1
-            var worst = parent
-            if left < heap.count, before(heap[worst], heap[left]) { worst = left }
-            if right < heap.count, before(heap[worst], heap[right]) { worst = right }
-            if worst == parent { return }
-            heap.swapAt(parent, worst)
-            parent = worst
-        }
-    }
+    func siftDown(_ start: Int) { heapSiftDown(&heap, from: start) { before($1, $0) } }
     func siftUp(_ start: Int) {
         var child = start
         while child > 0, before(heap[(child - 1) / 2], heap[child]) {
@@ -453,6 +442,21 @@ func firstPositions(_ count: Int, keeping: Int?, by before: (Int, Int) -> Bool) 
     }
     heap.sort(by: before)
     return heap
+}
+
+/// Moves `heap[start]` down a binary heap of positions until no child
+/// belongs above it; `above(a, b)` says whether `a` belongs above `b`.
+func heapSiftDown(_ heap: inout [Int], from start: Int, above: (Int, Int) -> Bool) {
+    var parent = start
+    while true {
+        let left = 2 * parent + 1, right = left + 1
+        var top = parent
+        if left < heap.count, above(heap[left], heap[top]) { top = left }
+        if right < heap.count, above(heap[right], heap[top]) { top = right }
+        if top == parent { return }
+        heap.swapAt(parent, top)
+        parent = top
+    }
 }
 
 extension QueryPlan {
@@ -488,7 +492,7 @@ extension QueryPlan {
         } else if case .scan = access, spec.isIdentifierOrder {
             lines.append("  order: id, as the scan reads them")
         } else {
-            let kept = spec.limit.map { ", keeping the first \(spec.offset + $0)" } ?? ""
+            let kept = spec.pageEnd.map { ", keeping the first \($0)" } ?? ""
             lines.append("  order: \(keys.joined(separator: ", ")) by sorting the matches\(kept)")
         }
         if let after = spec.afterText { lines.append("  after: \(after)") }
