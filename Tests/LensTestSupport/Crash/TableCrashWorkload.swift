@@ -21,7 +21,9 @@ public struct TableCrashWorkload: Sendable {
         case reopen
     }
 
-    public static let indexes: [Index<Item>] = [.on(\.city), .on(\.score), .on(\.city, \.score), .on(\.tag)]
+    public static let indexes: [Index<Item>] = [
+        .on(\.city), .on(\.score), .on(\.city, \.score), .on(\.tag), .on(\.city, \.tag, \.score),
+    ]
     public static let path = "/tables.lensdb"
     static let cities = ["Paris", "Lyon", "Nice"]
 
@@ -149,6 +151,15 @@ public struct TableCrashWorkload: Sendable {
                         Array(all.filter { $0.score >= 3 }.enumerated()
                             .sorted { ($1.element.score, $0.offset) < ($0.element.score, $1.offset) }.map(\.element.id).prefix(4))))
         checks.append(("by tag", try items.query.sorted(by: \.tag).all().map(\.id), ordered(all) { $0.tag.map { "1" + $0 } ?? "0" }))
+        // Runs of city+score (one per city) or of city+tag+score, merged.
+        let two = Array(cities.prefix(2))
+        checks.append(("city in \(two) by score, limit 5",
+                       try items.query.filter(.in(\.city, two)).sorted(by: \.score).limit(5).all().map(\.id),
+                       Array(ordered(all.filter { two.contains($0.city) }) { String($0.score) }.prefix(5))))
+        checks.append(("city == \(cities[0]) && tag >= \"a\" by score descending, limit 3",
+                       try items.query.filter(\.city == cities[0] && \.tag >= "a").sorted(by: \.score, .descending).limit(3).all().map(\.id),
+                       Array(all.filter { $0.city == cities[0] && ($0.tag.map { $0 >= "a" } ?? false) }.enumerated()
+                           .sorted { ($1.element.score, $0.offset) < ($0.element.score, $1.offset) }.map(\.element.id).prefix(3))))
         return checks
     }
 }
