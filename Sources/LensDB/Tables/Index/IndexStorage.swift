@@ -363,25 +363,30 @@ struct IndexStorage: Sendable {
     /// `start` has) reach it in walking order: the entries before are not
     /// read. The row is lent, not retained: `body` keeps it only by copying
     /// the reference.
+    ///
+    /// `readsRows` false says `body` reads few of the rows it is lent, so
+    /// they are not loaded ahead.
     func forEach(
-        in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil,
+        in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil, readsRows: Bool = true,
         _ body: (IndexedKey, RowObject) throws -> Bool
     ) rethrows {
+        let ahead = readsRows
         switch entries {
-        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
-        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
-        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, body)
+        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
+        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
+        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
         }
     }
 
     private static func forEach<Entry: IndexEntry>(
         _ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange, descending: Bool, startingAt start: [IndexValue]?,
-        _ body: (IndexedKey, RowObject) throws -> Bool
+        ahead: Bool, _ body: (IndexedKey, RowObject) throws -> Bool
     ) rethrows {
+        let prefetch: ((Entry, EntryMark) -> Void)? = ahead ? { entry, mark in prefetchRow(entry, mark) } : nil
         if descending {
             try tree.forEachReversed(from: { entry in
                 range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
-            }, ahead: prefetchRow) { entry, _ in
+            }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isBelow(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
@@ -389,7 +394,7 @@ struct IndexStorage: Sendable {
         } else {
             try tree.forEach(from: { entry in
                 range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
-            }, ahead: prefetchRow) { entry, _ in
+            }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isAbove(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }

@@ -238,7 +238,8 @@ struct QueryExecution {
             for row in group where !full { full = row._withUnsafeGuaranteedRef { !page.add(inOrder: $0) } }
             group.removeAll(keepingCapacity: true)
         }
-        index.forEach(in: walk.runs[0], descending: walk.descending) { key, row in
+        // Without a condition to check, only the page's rows are read.
+        index.forEach(in: walk.runs[0], descending: walk.descending, readsRows: predicate != nil) { key, row in
             let value = key[walk.field]
             if value != groupValue {
                 flush()
