@@ -75,10 +75,10 @@ struct QueryPlan {
 }
 
 /// Chooses a plan by estimated cost: the primary key; the index range that
-/// reads the fewest entries (equality, `in`, ranges, equality then a range
-/// on a two-field index); an intersection of two selective indexes; an
-/// index walked in the order asked for, stopping once offset + limit
-/// results are found; or a scan. Index ranges are counted exactly in
+/// reads the fewest entries (equality, `in`, ranges, equalities then a
+/// range on a composite index); an intersection of two selective indexes;
+/// an index walked in the order asked for, within one run or merging
+/// several, stopping once offset + limit results are found; or a scan. Index ranges are counted exactly in
 /// O(log n); conditions no index serves count as halving the matches, and
 /// conditions on different fields as independent.
 ///
