@@ -78,9 +78,10 @@ struct QueryPlan {
 /// reads the fewest entries (equality, `in`, ranges, equalities then a
 /// range on a composite index); an intersection of two selective indexes;
 /// an index walked in the order asked for, within one run or merging
-/// several, stopping once offset + limit results are found; or a scan. Index ranges are counted exactly in
-/// O(log n); conditions no index serves count as halving the matches, and
-/// conditions on different fields as independent.
+/// several, stopping once offset + limit results are found; or a scan.
+/// Index ranges are counted exactly in O(log n); conditions no index serves
+/// count as halving the matches, and conditions on different fields as
+/// independent.
 ///
 /// A class, used by one thread for one plan: its methods and the closures
 /// they pass share one planner, where a struct holding a table's storage
@@ -180,7 +181,7 @@ final class QueryPlanner {
                 // are smaller, and equal keys come in identifier order.
                 let fixed = candidate.ranges.map { $0.prefix.count + ($0.lower == nil && $0.upper == nil ? 0 : 1) }.max() ?? 0
                 let leading = paths[position].prefix(fixed)
-                if let narrowest = order.last(where: { paths[$0].count >= fixed && paths[$0].prefix(fixed) == leading }),
+                if fixed > 0, let narrowest = order.last(where: { paths[$0].count >= fixed && paths[$0].prefix(fixed) == leading }),
                    paths[narrowest].count < paths[position].count {
                     candidate.position = narrowest
                     candidate.inIdentifierOrder = candidate.ranges.count == 1 && candidate.ranges[0].prefix.count == paths[narrowest].count
