@@ -354,7 +354,51 @@ struct IndexStorage: Sendable {
     }
 
     private static func count<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange) -> Int {
-        tree.rank(of: { !range.isAbove($0.key) }) - tree.rank(of: { range.isBelow($0.key) })
+        ranks(tree, of: range).count
+    }
+
+    /// The ranks of the entries in `range` (0 is the index's first). O(log n).
+    func ranks(of range: KeyRange) -> Range<Int> {
+        switch entries {
+        case let .one(tree): Self.ranks(tree, of: range)
+        case let .two(tree): Self.ranks(tree, of: range)
+        case let .three(tree): Self.ranks(tree, of: range)
+        }
+    }
+
+    private static func ranks<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> Range<Int> {
+        let lower = tree.rank(of: { range.isBelow($0.key) })
+        return lower..<max(lower, tree.rank(of: { !range.isAbove($0.key) }))
+    }
+
+    /// The key of the entry at `rank`, if there is one. O(log n).
+    func key(atRank rank: Int) -> IndexedKey? {
+        switch entries {
+        case let .one(tree): tree.entry(atRank: rank)?.key.key
+        case let .two(tree): tree.entry(atRank: rank)?.key.key
+        case let .three(tree): tree.entry(atRank: rank)?.key.key
+        }
+    }
+
+    /// Calls `body` with the key and row of each entry from rank `start`
+    /// on, in ascending order, until it returns false: a walk that starts
+    /// a given number of entries into a range without reading them. Rows
+    /// are lent, as ``forEach(in:descending:startingAt:readsRows:_:)`` lends them.
+    func forEach(fromRank start: Int, _ body: (IndexedKey, RowObject) throws -> Bool) rethrows {
+        switch entries {
+        case let .one(tree): try Self.forEach(tree, fromRank: start, body)
+        case let .two(tree): try Self.forEach(tree, fromRank: start, body)
+        case let .three(tree): try Self.forEach(tree, fromRank: start, body)
+        }
+    }
+
+    private static func forEach<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, fromRank start: Int, _ body: (IndexedKey, RowObject) throws -> Bool
+    ) rethrows {
+        guard let first = tree.entry(atRank: start)?.key else { return }
+        try tree.forEach(from: { $0 < first }) { entry, _ in
+            try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+        }
     }
 
     /// Calls `body` with the key and row of each entry in `range`, in index

@@ -228,8 +228,15 @@ struct QueryExecution {
 
     /// ``walkIndex(_:into:)`` where each group comes in the page's order
     /// (or its reverse) and no `after` applies: the rows the offset skips
-    /// are counted, and only the page's rows become candidates.
+    /// are counted, and only the page's rows become candidates. With no
+    /// condition to check, the offset is skipped by rank, without reading
+    /// the entries it skips.
     private func walkInOrder(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) {
+        var run = walk.runs[0]
+        if predicate == nil, spec.offset > 0 {
+            guard let rest = skipOffset(walk, index, into: &page) else { return }
+            run = rest
+        }
         var group: [Unmanaged<RowObject>] = []
         var groupValue: IndexValue?
         var full = false
@@ -239,7 +246,7 @@ struct QueryExecution {
             group.removeAll(keepingCapacity: true)
         }
         // Without a condition to check, only the page's rows are read.
-        index.forEach(in: walk.runs[0], descending: walk.descending, readsRows: predicate != nil) { key, row in
+        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { key, row in
             let value = key[walk.field]
             if value != groupValue {
                 flush()
@@ -251,6 +258,53 @@ struct QueryExecution {
             return true
         }
         if !full { flush() }
+    }
+
+    /// Skips the offset of a walk whose every entry matches, by rank: adds
+    /// to the page the entries of the group the offset ends in that come
+    /// after it, and returns what is left of the run to walk, nil when the
+    /// page is full or nothing is left.
+    ///
+    /// Ascending, query order is index order, so the page starts at the
+    /// offset's rank. Descending, groups of equal values come last first,
+    /// each in ascending order: the group holding the offset is the one at
+    /// rank end - 1 - offset, and the page starts inside it at the offset's
+    /// distance from the groups after it.
+    private func skipOffset(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) -> KeyRange? {
+        let run = walk.runs[0]
+        let ranks = index.ranks(of: run)
+        guard spec.offset < ranks.count else { return nil }
+        page.skip(spec.offset)
+        let fixed = Array(run.prefix.prefix(walk.field))
+        guard walk.descending else {
+            // From the offset's entry on, to the run's end, in index order.
+            var full = false
+            var walked = 0
+            index.forEach(fromRank: ranks.lowerBound + spec.offset) { _, row in
+                guard walked < ranks.count - spec.offset else { return false }
+                walked += 1
+                full = !page.add(inOrder: row)
+                return !full
+            }
+            return nil
+        }
+        guard let key = index.key(atRank: ranks.upperBound - 1 - spec.offset) else { return nil }
+        let value = key[walk.field]
+        let group = index.ranks(of: KeyRange(prefix: fixed + [value]))
+        // The groups after this one fill the query's first places; this
+        // one's entries follow in ascending order.
+        let into = spec.offset - (ranks.upperBound - group.upperBound)
+        var full = false
+        var walked = 0
+        index.forEach(fromRank: group.lowerBound + into) { _, row in
+            guard walked < group.count - into else { return false }
+            walked += 1
+            full = !page.add(inOrder: row)
+            return !full
+        }
+        // A run fixed on the order's field is one group.
+        guard !full, run.prefix.count == walk.field else { return nil }
+        return KeyRange(prefix: run.prefix, lower: run.lower, upper: .init(value: value, inclusive: false))
     }
 }
 
@@ -385,6 +439,11 @@ struct Page {
     /// The entity results must come strictly after, with its identifier.
     var after: Candidate? { spec.after }
     var order: TotalOrder { spec.order }
+
+    /// Counts `count` results as skipped by the offset without adding them.
+    mutating func skip(_ count: Int) {
+        skipped += count
+    }
 
     /// Adds the next row in order, where no `after` applies: a row the
     /// offset skips gets no candidate. False once the page is full.

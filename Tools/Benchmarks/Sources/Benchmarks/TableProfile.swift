@@ -78,11 +78,13 @@ let tableProfileWorkload = Workload(
         var found = 0
         let queryStart = now()
         let queries = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_QUERIES"] ?? "") ?? 20000
+        // LENSDB_PROFILE_OFFSET pages deeper than W5's 40.
+        let offset = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_OFFSET"] ?? "") ?? 40
         for count in 0..<queries {
             let age = 18 + count % 57, city = "City \(count % 100)"
             let ages: Filter<BenchPerson> = \.age >= age && \.age <= age + 5
             let filter: Filter<BenchPerson> = ages && \.city == city
-            found += try people.query.filter(filter).sorted(by: \.score, .descending).offset(40).limit(20).all().count
+            found += try people.query.filter(filter).sorted(by: \.score, .descending).offset(offset).limit(20).all().count
         }
         print(String(format: "%d queries: %.3f s (%d)", queries, now() - queryStart, found))
         store.close()
