@@ -134,8 +134,9 @@ import Testing
     }
 
     /// A cursor visits what a walk from the same bound visits, in both
-    /// directions, on trees of one leaf to three levels, and on an old
-    /// version while the tree it came from changes on.
+    /// directions, and from a rank what follows that place, on trees of
+    /// one leaf to three levels, and on an old version while the tree it
+    /// came from changes on.
     @Test func cursorsMoveAsWalksDo() {
         var random = SeededGenerator.fromEnvironment("persistentBTreeCursor")
         for size in [0, 1, 5, 31, 33, 700, 30_000] {
@@ -158,6 +159,16 @@ import Testing
                     let expected = descending ? Array(keys.filter { $0 <= bound }.reversed()) : keys.filter { $0 >= bound }
                     #expect(visited == Array(expected.prefix(stopAfter)), "size \(size), bound \(bound), seed \(random.seed)")
                 }
+                // From a rank: the keys from that place in ascending order on.
+                let rank = Int.random(in: -1...(keys.count + 1), using: &random)
+                var cursor = PersistentBTree<Int, Int>.Cursor(held, atRank: rank)
+                var visited: [Int] = []
+                while visited.count < stopAfter, let (key, _) = cursor.entry {
+                    visited.append(key)
+                    cursor.advance()
+                }
+                let expected = keys.indices.contains(rank) ? Array(keys[rank...].prefix(stopAfter)) : []
+                #expect(visited == expected, "size \(size), rank \(rank), seed \(random.seed)")
             }
         }
     }

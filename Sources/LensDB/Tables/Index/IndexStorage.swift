@@ -380,24 +380,28 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// Calls `body` with the key and row of each entry from rank `start`
-    /// on, in ascending order, until it returns false: a walk that starts
-    /// a given number of entries into a range without reading them. Rows
-    /// are lent, as ``forEach(in:descending:startingAt:readsRows:_:)`` lends them.
-    func forEach(fromRank start: Int, _ body: (IndexedKey, RowObject) throws -> Bool) rethrows {
+    /// Calls `body` with the row of each entry whose rank lies in `ranks`,
+    /// in ascending order, until it returns false: a walk that starts a
+    /// given number of entries into a range without reading them (one
+    /// descent by the subtree counts). Rows are lent, as
+    /// ``forEach(in:descending:startingAt:readsRows:_:)`` lends them.
+    func forEachRow(ranks: Range<Int>, _ body: (RowObject) throws -> Bool) rethrows {
         switch entries {
-        case let .one(tree): try Self.forEach(tree, fromRank: start, body)
-        case let .two(tree): try Self.forEach(tree, fromRank: start, body)
-        case let .three(tree): try Self.forEach(tree, fromRank: start, body)
+        case let .one(tree): try Self.forEachRow(tree, ranks: ranks, body)
+        case let .two(tree): try Self.forEachRow(tree, ranks: ranks, body)
+        case let .three(tree): try Self.forEachRow(tree, ranks: ranks, body)
         }
     }
 
-    private static func forEach<Entry: IndexEntry>(
-        _ tree: PersistentBTree<Entry, EntryMark>, fromRank start: Int, _ body: (IndexedKey, RowObject) throws -> Bool
+    private static func forEachRow<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, ranks: Range<Int>, _ body: (RowObject) throws -> Bool
     ) rethrows {
-        guard let first = tree.entry(atRank: start)?.key else { return }
-        try tree.forEach(from: { $0 < first }) { entry, _ in
-            try entry.row._withUnsafeGuaranteedRef { try body(entry.key, $0) }
+        try withExtendedLifetime(tree) {
+            var cursor = PersistentBTree.Cursor(tree, atRank: ranks.lowerBound)
+            for _ in ranks {
+                guard let (entry, _) = cursor.entry, try entry.row._withUnsafeGuaranteedRef(body) else { return }
+                cursor.advance()
+            }
         }
     }
 
@@ -414,11 +418,10 @@ struct IndexStorage: Sendable {
         in range: KeyRange, descending: Bool = false, startingAt start: [IndexValue]? = nil, readsRows: Bool = true,
         _ body: (IndexedKey, RowObject) throws -> Bool
     ) rethrows {
-        let ahead = readsRows
         switch entries {
-        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
-        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
-        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: ahead, body)
+        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
+        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
+        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
         }
     }
 
@@ -428,22 +431,26 @@ struct IndexStorage: Sendable {
     ) rethrows {
         let prefetch: ((Entry, EntryMark) -> Void)? = ahead ? { entry, mark in prefetchRow(entry, mark) } : nil
         if descending {
-            try tree.forEachReversed(from: { entry in
-                range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
-            }, ahead: prefetch) { entry, _ in
+            try tree.forEachReversed(from: { comesBefore(range, start, $0.key, descending: true) }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isBelow(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
             }
         } else {
-            try tree.forEach(from: { entry in
-                range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
-            }, ahead: prefetch) { entry, _ in
+            try tree.forEach(from: { comesBefore(range, start, $0.key, descending: false) }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isAbove(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
             }
         }
+    }
+
+    /// Whether a walk of `range` in the direction asked, beginning at
+    /// `start` (leading values, as ``forEach(in:descending:startingAt:readsRows:_:)``
+    /// takes them), reaches `key` before it begins: what its descent skips.
+    private static func comesBefore(_ range: KeyRange, _ start: [IndexValue]?, _ key: IndexedKey, descending: Bool) -> Bool {
+        if descending { return range.isAbove(key) || start.map { key.compareLeading($0) > 0 } == true }
+        return range.isBelow(key) || start.map { key.compareLeading($0) < 0 } == true
     }
 
     /// Calls `body` with the key and row of each entry in `runs`, merged in
@@ -484,13 +491,9 @@ struct IndexStorage: Sendable {
         try withExtendedLifetime(tree) {
             for (run, range) in runs.enumerated() {
                 let start = starts?[run]
-                let cursor = descending
-                    ? PersistentBTree.Cursor(tree, descending: true) { entry in
-                        range.isAbove(entry.key) || start.map { entry.key.compareLeading($0) > 0 } == true
-                    }
-                    : PersistentBTree.Cursor(tree, descending: false) { entry in
-                        range.isBelow(entry.key) || start.map { entry.key.compareLeading($0) < 0 } == true
-                    }
+                let cursor = PersistentBTree.Cursor(tree, descending: descending) {
+                    comesBefore(range, start, $0.key, descending: descending)
+                }
                 guard let first = head(cursor, range) else { continue }
                 cursors.append(cursor)
                 heads.append(first)
@@ -526,7 +529,7 @@ struct IndexStorage: Sendable {
         var rest = range
         while true {
             var next: IndexValue?
-            forEach(in: rest) { key, _ in
+            forEach(in: rest, readsRows: false) { key, _ in
                 next = key[field]
                 return false
             }

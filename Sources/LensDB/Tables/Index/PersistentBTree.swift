@@ -243,6 +243,32 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             settle()
         }
 
+        /// Ascending, at the entry of rank `rank` (0 is the smallest): one
+        /// descent by the subtree counts, comparing no keys. At the end
+        /// when there is none.
+        init(_ tree: PersistentBTree, atRank rank: Int) {
+            descending = false
+            guard let root = tree.root, rank >= 0, rank < root.total else { return }
+            var node = Unmanaged.passUnretained(root)
+            var rest = rank
+            while true {
+                let (index, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<BTreeNode<Key, Value>>?) in
+                    if node.isLeaf { return (rest, nil) }
+                    return node.children.withUnsafeBufferPointer { children in
+                        var index = 0
+                        while rest >= children[index].total {
+                            rest -= children[index].total
+                            index += 1
+                        }
+                        return (index, .passUnretained(children[index]))
+                    }
+                }
+                path.append((node, index))
+                guard let child else { return }
+                node = child
+            }
+        }
+
         /// The entry at the cursor; nil once it has passed the last one.
         var entry: (key: Key, value: Value)? {
             guard let (leaf, index) = path.last else { return nil }

@@ -276,16 +276,18 @@ struct QueryExecution {
         guard spec.offset < ranks.count else { return nil }
         page.skip(spec.offset)
         let fixed = Array(run.prefix.prefix(walk.field))
-        guard walk.descending else {
-            // From the offset's entry on, to the run's end, in index order.
+        // Adds the rows at `ranks`, in index order; false once the page is full.
+        func add(_ ranks: Range<Int>) -> Bool {
             var full = false
-            var walked = 0
-            index.forEach(fromRank: ranks.lowerBound + spec.offset) { _, row in
-                guard walked < ranks.count - spec.offset else { return false }
-                walked += 1
+            index.forEachRow(ranks: ranks) { row in
                 full = !page.add(inOrder: row)
                 return !full
             }
+            return !full
+        }
+        guard walk.descending else {
+            // From the offset's entry on, to the run's end, in index order.
+            _ = add(ranks.lowerBound + spec.offset..<ranks.upperBound)
             return nil
         }
         guard let key = index.key(atRank: ranks.upperBound - 1 - spec.offset) else { return nil }
@@ -294,16 +296,8 @@ struct QueryExecution {
         // The groups after this one fill the query's first places; this
         // one's entries follow in ascending order.
         let into = spec.offset - (ranks.upperBound - group.upperBound)
-        var full = false
-        var walked = 0
-        index.forEach(fromRank: group.lowerBound + into) { _, row in
-            guard walked < group.count - into else { return false }
-            walked += 1
-            full = !page.add(inOrder: row)
-            return !full
-        }
         // A run fixed on the order's field is one group.
-        guard !full, run.prefix.count == walk.field else { return nil }
+        guard add(group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
         return KeyRange(prefix: run.prefix, lower: run.lower, upper: .init(value: value, inclusive: false))
     }
 }
@@ -448,25 +442,28 @@ struct Page {
     /// Adds the next row in order, where no `after` applies: a row the
     /// offset skips gets no candidate. False once the page is full.
     mutating func add(inOrder row: RowObject) -> Bool {
-        if let limit = spec.limit, results.count >= limit { return false }
-        if skipped < spec.offset {
-            skipped += 1
-            return true
-        }
-        results.append(Candidate(id: row.id, row: row, sortKey: nil))
-        return spec.limit.map { results.count < $0 } ?? true
+        place { Candidate(id: row.id, row: row, sortKey: nil) }
     }
 
     /// Adds the next entity in order; false once the page is full.
     mutating func add(_ candidate: Candidate) -> Bool {
-        if let limit = spec.limit, results.count >= limit { return false }
-        if let after = spec.after, spec.order.compare(candidate, after) <= 0 { return true }
+        if let after = spec.after, spec.order.compare(candidate, after) <= 0 { return !isFull }
+        return place { candidate }
+    }
+
+    /// Whether the page holds its limit.
+    private var isFull: Bool { spec.limit.map { results.count >= $0 } ?? false }
+
+    /// Counts the next result against the offset, or adds the one `make`
+    /// makes; false once the page is full.
+    private mutating func place(_ make: () -> Candidate) -> Bool {
+        if isFull { return false }
         if skipped < spec.offset {
             skipped += 1
             return true
         }
-        results.append(candidate)
-        return spec.limit.map { results.count < $0 } ?? true
+        results.append(make())
+        return !isFull
     }
 }
 
