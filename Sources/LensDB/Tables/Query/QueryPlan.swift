@@ -306,10 +306,10 @@ final class QueryPlanner {
         let fewestReads = min(matches, spec.pageEnd.map { Double($0) + 1 } ?? matches)
         for position in paths.indices {
             guard let field = paths[position].firstIndex(of: first.path) else { continue }
-            let (fixable, leftImplied) = walkPrefix(position, field: field)
-            guard fixable else { continue }
-            if fewestReads * (leftImplied.count == spec.terms.count ? 1 : 1 + Self.checkCost) >= toBeat { continue }
-            guard let (runs, inRange, implied) = walkRuns(position, field: field) else { continue }
+            let conditions = (0...field).map { Conditions(termsOnField[position][$0], spec.terms) }
+            guard let impliedAtMost = walkImplied(conditions) else { continue }
+            if fewestReads * (impliedAtMost.count == spec.terms.count ? 1 : 1 + Self.checkCost) >= toBeat { continue }
+            guard let (runs, inRange, implied) = walkRuns(position, conditions) else { continue }
             let residual = residual(implied)
             // The share of the walked entries that match, from the matches
             // expected in the whole table and how many the runs hold.
@@ -329,39 +329,41 @@ final class QueryPlanner {
         return plans
     }
 
-    /// Whether the fields before `field` of the index at `position` all
-    /// have conditions a walk can fix them by, and the conditions that
-    /// walk would imply at most: counts nothing.
-    private func walkPrefix(_ position: Int, field: Int) -> (fixable: Bool, implied: Set<Int>) {
-        let fields = termsOnField[position]
+    /// The conditions a walk in the order of an index's field would imply
+    /// at most, given `conditions` on that field and the ones before it (in
+    /// index order); nil when those before cannot all be fixed, each by an
+    /// equality or, the one just before, by a range. Counts nothing.
+    private func walkImplied(_ conditions: [Conditions?]) -> Set<Int>? {
+        let field = conditions.count - 1
         var implied = Set<Int>()
-        for before in 0...field {
-            guard let conditions = Conditions(fields[before], spec.terms) else {
+        for (before, conditions) in conditions.enumerated() {
+            guard let conditions else {
                 if before == field { break }
-                return (false, [])
+                return nil
             }
-            guard before == field || conditions.equals != nil || before == field - 1 else { return (false, []) }
+            guard before == field || conditions.equals != nil || before == field - 1 else { return nil }
             implied.formUnion(conditions.implied)
         }
-        return (true, implied)
+        return implied
     }
 
     /// The runs a walk of the index at `position` in the order of its
-    /// field `field` takes, how many entries they hold, and the conditions
-    /// they imply; nil when the fields before `field` are not fixed. Each
-    /// field before is fixed by equality (`in` gives a run per value) or,
-    /// the one just before, by a range whose distinct values are found by
-    /// descents; that search is made only under a limit, where the range
-    /// holds several times the entries the page needs (else reading and
-    /// sorting them costs less), and gives up past ``maxRanges`` values.
-    private func walkRuns(_ position: Int, field: Int) -> (runs: [KeyRange], entries: Int, implied: Set<Int>)? {
-        let fields = termsOnField[position]
+    /// field takes, how many entries they hold, and the conditions they
+    /// imply, from `conditions` on that field and the ones before it (in
+    /// index order); nil when the fields before are not fixed. Each field
+    /// before is fixed by equality (`in` gives a run per value) or, the one
+    /// just before, by a range whose distinct values are found by descents;
+    /// that search is made only under a limit, where the range holds more
+    /// entries than the page reaches (else reading them all costs no more),
+    /// and gives up past ``maxRanges`` values.
+    private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> (runs: [KeyRange], entries: Int, implied: Set<Int>)? {
+        let field = conditions.count - 1
         var prefixes: [[IndexValue]] = [[]]
         var implied = Set<Int>()
         // The entries of the ranges whose distinct values made the runs.
         var searched: Int?
         for before in 0..<field {
-            guard let conditions = Conditions(fields[before], spec.terms) else { return nil }
+            guard let conditions = conditions[before] else { return nil }
             if let equals = conditions.equals {
                 prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
             } else {
@@ -384,7 +386,7 @@ final class QueryPlanner {
         // The order's own field: one equality or its bounds narrow each
         // run (several values would interleave within it).
         var runs = prefixes.map { KeyRange(prefix: $0) }
-        if let conditions = Conditions(fields[field], spec.terms), (conditions.equals?.count ?? 1) == 1 {
+        if let conditions = conditions[field], (conditions.equals?.count ?? 1) == 1 {
             runs = prefixes.map { conditions.ranges(prefix: $0)[0] }
             implied.formUnion(conditions.implied)
             searched = nil
@@ -396,7 +398,7 @@ final class QueryPlanner {
     /// The entries of the index at `position` within `range`, counted once a
     /// plan: the estimates, the candidates and the walks ask for the same ranges.
     private func count(_ position: Int, _ range: KeyRange) -> Int {
-        if range.prefix.isEmpty && range.lower == nil && range.upper == nil { return contents.indexes[position].count }
+        if range == .everything { return contents.indexes[position].count }
         if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.count }
         let count = contents.indexes[position].count(in: range)
         counted.append((position, range, count))
