@@ -249,8 +249,10 @@ struct TableStorage: Sendable {
         // for value-format identifiers, which are ordered by their bytes);
         // quarantined entries are merged in.
         var quarantined = quarantine.keys.sorted { $0.lexicographicallyPrecedes($1) }[...]
-        try rows.forEach { id, row in
-            let key = schema.keyBytes(of: id)
+        try rows.forEach { _, row in
+            // The row's own identifier: a put keeps the tree's key when
+            // the new one is equal, and a string may be spelled another way.
+            let key = schema.keyBytes(of: row.id)
             while let next = quarantined.first, next.lexicographicallyPrecedes(key) {
                 try body(next, quarantine[next]!.bytes)
                 quarantined.removeFirst()

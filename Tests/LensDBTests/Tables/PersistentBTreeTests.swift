@@ -77,6 +77,55 @@ import Testing
         }
     }
 
+    /// An entry that carries more than its order, as an index entry carries
+    /// its row: equal entries (`==` reads only `key`) are told apart by `tag`.
+    struct Tagged: Comparable, Sendable {
+        let key: Int
+        let tag: Int
+        static func < (a: Self, b: Self) -> Bool { a.key < b.key }
+        static func == (a: Self, b: Self) -> Bool { a.key == b.key }
+    }
+
+    /// In a tree without values, a replacement stores the new entry, and
+    /// every separator above it follows, as an index's must (a separator
+    /// left pointing at a replaced row would read freed memory). A removal
+    /// of an absent entry by ``PersistentBTree/removeValue(forPresentKey:)``
+    /// changes nothing. Old versions keep their own entries.
+    @Test func replacedEntriesAndTheirSeparatorsAreTheNewOnes() throws {
+        var random = SeededGenerator.fromEnvironment("persistentBTreeTagged")
+        var tree = PersistentBTree<Tagged, EntryMark>()
+        var reference: [Int: Int] = [:]
+        var versions: [(PersistentBTree<Tagged, EntryMark>, [Int: Int])] = []
+        let identical = { (a: Tagged, b: Tagged) in a.key == b.key && a.tag == b.tag }
+        for step in 0..<20_000 {
+            let key = Int.random(in: 0..<2000, using: &random)
+            switch Int.random(in: 0..<10, using: &random) {
+            case 0..<6:
+                tree.updateValue(EntryMark(), forKey: Tagged(key: key, tag: step))
+                reference[key] = step
+            case 6..<9:
+                let removed = tree.removeValue(forPresentKey: Tagged(key: key, tag: -1)) != nil
+                #expect(removed == (reference.removeValue(forKey: key) != nil))
+            default:
+                let removed = tree.removeValue(forKey: Tagged(key: key, tag: -1)) != nil
+                #expect(removed == (reference.removeValue(forKey: key) != nil))
+            }
+            if step % 2000 == 0 { versions.append((tree, reference)) }
+            if step % 499 == 0 { #expect(tree.checkInvariants(identical: identical) == nil, "\(tree.checkInvariants(identical: identical) ?? "")") }
+        }
+        func entries(_ tree: PersistentBTree<Tagged, EntryMark>) -> [Int: Int] {
+            var found: [Int: Int] = [:]
+            tree.forEach { entry, _ in found[entry.key] = entry.tag; return true }
+            return found
+        }
+        #expect(tree.checkInvariants(identical: identical) == nil)
+        #expect(entries(tree) == reference && tree.count == reference.count)
+        for (version, held) in versions {
+            #expect(entries(version) == held, "an old version changed")
+            #expect(version.checkInvariants(identical: identical) == nil)
+        }
+    }
+
     @Test func removingEverythingLeavesAnEmptyTreeAndEarlyStopsStop() {
         var tree = PersistentBTree<Int, Int>()
         for key in 0..<5000 { tree.updateValue(key, forKey: key) }

@@ -95,7 +95,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
         if root == nil { root = Node(leafKeys: [], values: []) }
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let (old, split) = root!.insert(key, value)
+        let (old, split, _) = root!.insert(key, value)
         if let split {
             root = Node(children: [root!, split])
         }
@@ -105,11 +105,20 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// Removes the entry for `key`; returns its value.
     @discardableResult
     mutating func removeValue(forKey key: Key) -> Value? {
-        // Checked once, here, so a miss copies nothing and the removal
-        // below descends once.
+        // Checked once, here, so a miss copies nothing.
         guard root?.contains(key) == true else { return nil }
+        return removeValue(forPresentKey: key)
+    }
+
+    /// ``removeValue(forKey:)`` in one descent where it takes two, for a
+    /// caller that knows the entry is there, as an index knows the entry of
+    /// a row it holds: a miss changes nothing either, but copies the nodes
+    /// on the key's path first.
+    @discardableResult
+    mutating func removeValue(forPresentKey key: Key) -> Value? {
+        guard root != nil else { return nil }
         if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let old = root!.remove(key)
+        let (old, _) = root!.remove(key)
         if root!.isLeaf {
             if root!.keys.isEmpty { root = nil }
         } else if root!.children.count == 1 {
@@ -351,11 +360,13 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
 
     /// Checks the tree's shape: keys in order, separators equal to each
     /// child's first key, counts right, every leaf at one depth, no node
-    /// over capacity. For tests.
-    func checkInvariants() -> String? {
+    /// over capacity. `identical` tells whether a separator is its child's
+    /// first key itself, beyond `==` (an index entry must point at the same
+    /// row). For tests.
+    func checkInvariants(identical: (Key, Key) -> Bool = { $0 == $1 }) -> String? {
         guard let root else { return nil }
         var leafDepth: Int?
-        return root.check(depth: 0, leafDepth: &leafDepth)
+        return root.check(depth: 0, leafDepth: &leafDepth, identical: identical)
     }
 }
 
@@ -418,34 +429,45 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return children[index]
     }
 
-    /// Inserts; returns the value replaced and, when this node split, its new right sibling.
-    func insert(_ key: Key, _ value: Value) -> (Value?, BTreeNode?) {
+    /// Whether a replaced entry's key is stored again, though equal to the
+    /// one there: in a tree without values, the key is the entry, and an
+    /// index entry equal to another (same key, same identifier) may point
+    /// at a newer row. A tree with values keeps the stored key, so that a
+    /// copied leaf keeps sharing its keys with the version it came from.
+    private static var keyIsEntry: Bool { MemoryLayout<Value>.size == 0 }
+
+    /// Inserts; returns the value replaced, this node's new right sibling
+    /// when it split, and whether its first key changed.
+    ///
+    /// A node writes only the arrays that change: a copied node shares its
+    /// arrays' buffers with the node it came from until one is written, so
+    /// a separator left alone costs neither a copy now nor a free when the
+    /// older version goes.
+    func insert(_ key: Key, _ value: Value) -> (Value?, BTreeNode?, firstChanged: Bool) {
         let capacity = PersistentBTree<Key, Value>.nodeCapacity
         if isLeaf {
             let index = keys.lowerBound(of: key)
             if index < keys.count && keys[index] == key {
-                // The key too: an index entry equal to another (same key,
-                // same identifier) may point at a newer row.
-                keys[index] = key
+                if Self.keyIsEntry { keys[index] = key }
                 let old = values[index]
-                values[index] = value
-                return (old, nil)
+                if MemoryLayout<Value>.size != 0 { values[index] = value }
+                return (old, nil, Self.keyIsEntry && index == 0)
             }
             keys.insert(key, at: index)
             values.insert(value, at: index)
             total += 1
-            return (nil, keys.count > capacity ? splitLeaf() : nil)
+            return (nil, keys.count > capacity ? splitLeaf() : nil, index == 0)
         }
         let index = childIndex(for: key)
         let child = uniqueChild(index)
-        let (old, split) = child.insert(key, value)
+        let (old, split, childFirstChanged) = child.insert(key, value)
         if old == nil { total += 1 }
-        keys[index] = child.keys[0]
+        if childFirstChanged { keys[index] = child.keys[0] }
         if let split {
             children.insert(split, at: index + 1)
             keys.insert(split.keys[0], at: index + 1)
         }
-        return (old, children.count > capacity ? splitInternal() : nil)
+        return (old, children.count > capacity ? splitInternal() : nil, childFirstChanged && index == 0)
     }
 
     private func splitLeaf() -> BTreeNode {
@@ -466,29 +488,32 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return right
     }
 
-    /// Removes `key`, which the subtree holds (``contains(_:)``); returns
-    /// its value. The caller fixes this node's own separator in its parent
+    /// Removes `key`; returns its value (nil when the subtree does not hold
+    /// it, and then nothing changed) and whether this node's first key
+    /// changed. The caller fixes this node's own separator in its parent
     /// and merges it when it became too small.
-    func remove(_ key: Key) -> Value {
+    func remove(_ key: Key) -> (Value?, firstChanged: Bool) {
         if isLeaf {
             let index = keys.lowerBound(of: key)
-            precondition(index < keys.count && keys[index] == key, "BTreeNode.remove: the key is not in the tree")
+            guard index < keys.count && keys[index] == key else { return (nil, false) }
             keys.remove(at: index)
             total -= 1
-            return values.remove(at: index)
+            return (values.remove(at: index), index == 0)
         }
         let index = childIndex(for: key)
         let child = uniqueChild(index)
-        let old = child.remove(key)
+        let (old, childFirstChanged) = child.remove(key)
+        guard old != nil else { return (nil, false) }
         total -= 1
         if child.total == 0 {
             children.remove(at: index)
             keys.remove(at: index)
-        } else {
-            keys[index] = child.keys[0]
-            mergeIfSmall(index)
+            return (old, index == 0)
         }
-        return old
+        if childFirstChanged { keys[index] = child.keys[0] }
+        // A merge keeps the left node's first key: the first child's never changes.
+        mergeIfSmall(index)
+        return (old, childFirstChanged && index == 0)
     }
 
     /// Whether the subtree holds `key`. Descends without retaining nodes.
@@ -524,7 +549,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         keys.remove(at: left + 1)
     }
 
-    func check(depth: Int, leafDepth: inout Int?) -> String? {
+    func check(depth: Int, leafDepth: inout Int?, identical: (Key, Key) -> Bool) -> String? {
         let capacity = PersistentBTree<Key, Value>.nodeCapacity
         guard zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) else { return "keys out of order at depth \(depth)" }
         if isLeaf {
@@ -536,8 +561,8 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         guard keys.count == children.count, children.count <= capacity, !children.isEmpty else { return "internal shape wrong" }
         guard total == children.reduce(0, { $0 + $1.total }) else { return "subtree count wrong at depth \(depth)" }
         for (key, child) in zip(keys, children) {
-            guard !child.keys.isEmpty, child.keys[0] == key else { return "separator is not the child's first key" }
-            if let problem = child.check(depth: depth + 1, leafDepth: &leafDepth) { return problem }
+            guard !child.keys.isEmpty, identical(child.keys[0], key) else { return "separator is not the child's first key" }
+            if let problem = child.check(depth: depth + 1, leafDepth: &leafDepth, identical: identical) { return problem }
         }
         return nil
     }
