@@ -53,6 +53,20 @@ let tableProfileWorkload = Workload(
         store.close()
         return
     }
+    if CommandLine.arguments.contains("commit-cpu") {
+        // The tables benchmark's commit CPU row alone: typed puts against
+        // the core's on 100k people each, in turns.
+        let (store, people) = try openLensPeople(path.path)
+        let corePath = BenchPath("profile-core")
+        defer { corePath.remove() }
+        let core = try CorePeople(corePath.path)
+        try core.fill(count: 100_000)
+        let changes = ChangedPeople()
+        for _ in 0..<3 { print(try commitCPU(store, people, core, changes).joined(separator: " | ")) }
+        core.store.close()
+        store.close()
+        return
+    }
     if CommandLine.arguments.contains("commits") {
         let (store, people) = try openLensPeople(path.path)
         for round in 0..<3 {
