@@ -59,8 +59,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// O(count / 24). What the keys and values point to is not counted.
     var allocatedBytes: Int {
         func bytes(_ node: Node) -> Int {
-            // An object header and three array references, three buffer headers.
-            var total = 16 + 3 * 8 + MemoryLayout<Int>.size + 3 * 32
+            // An object header, three array references and a count; a
+            // header for each array that has a buffer of its own.
+            let buffers = [node.keys.capacity, node.values.capacity, node.children.capacity].filter { $0 > 0 }.count
+            var total = 16 + 3 * 8 + MemoryLayout<Int>.size + buffers * 32
             total += node.keys.capacity * MemoryLayout<Key>.stride + node.values.capacity * MemoryLayout<Value>.stride
             total += node.children.capacity * MemoryLayout<Node>.stride
             return node.children.reduce(total) { $0 + bytes($1) }
@@ -84,7 +86,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             return node._withUnsafeGuaranteedRef { leaf in
                 leaf.keys.withUnsafeBufferPointer { keys in
                     let index = keys.lowerBound(of: key)
-                    return index < keys.count && keys[index] == key ? leaf.values[index] : nil
+                    return index < keys.count && keys[index] == key ? leaf.value(at: index) : nil
                 }
             }
         }
@@ -149,11 +151,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         var index = node.keys.partitionIndex(where: { !isBefore($0) })
         while true {
             if let ahead {
-                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node.keys[place], node.values[place]) }
+                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node.keys[place], node.value(at: place)) }
             }
             while index < node.keys.count {
-                if let ahead, index + Self.lookahead < node.keys.count { ahead(node.keys[index + Self.lookahead], node.values[index + Self.lookahead]) }
-                guard try body(node.keys[index], node.values[index]) else { return }
+                if let ahead, index + Self.lookahead < node.keys.count { ahead(node.keys[index + Self.lookahead], node.value(at: index + Self.lookahead)) }
+                guard try body(node.keys[index], node.value(at: index)) else { return }
                 index += 1
             }
             // Climb to the next subtree to the right, then down to its first leaf.
@@ -192,11 +194,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         var index = node.keys.partitionIndex(where: { isAfter($0) }) - 1
         while true {
             if let ahead, index >= 0 {
-                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node.keys[place], node.values[place]) }
+                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node.keys[place], node.value(at: place)) }
             }
             while index >= 0 {
-                if let ahead, index >= Self.lookahead { ahead(node.keys[index - Self.lookahead], node.values[index - Self.lookahead]) }
-                guard try body(node.keys[index], node.values[index]) else { return }
+                if let ahead, index >= Self.lookahead { ahead(node.keys[index - Self.lookahead], node.value(at: index - Self.lookahead)) }
+                guard try body(node.keys[index], node.value(at: index)) else { return }
                 index -= 1
             }
             var moved = false
@@ -281,7 +283,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         /// The entry at the cursor; nil once it has passed the last one.
         var entry: (key: Key, value: Value)? {
             guard let (leaf, index) = path.last else { return nil }
-            return leaf._withUnsafeGuaranteedRef { ($0.keys[index], $0.values[index]) }
+            return leaf._withUnsafeGuaranteedRef { ($0.keys[index], $0.value(at: index)) }
         }
 
         /// Moves to the next entry in the cursor's direction.
@@ -351,7 +353,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             }
             node = node.children[index]
         }
-        return (node.keys[rest], node.values[rest])
+        return (node.keys[rest], node.value(at: rest))
     }
 
     /// The smallest and the largest key.
@@ -371,7 +373,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
 }
 
 /// One node: a leaf holds keys and values; an internal node holds children
-/// and, for each, its first key and its number of entries.
+/// and, for each, its first key and its number of entries. A tree whose
+/// values take no room (an index's, whose entries are its keys) keeps no
+/// values array: a leaf is its keys, and copying one copies one array.
 ///
 /// `@unchecked Sendable` is sound for the same reason `Array`'s buffer is:
 /// a node is mutated only through a tree that holds the one reference to it
@@ -391,7 +395,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
 
     init(leafKeys: [Key], values: [Value]) {
         keys = leafKeys
-        self.values = values
+        self.values = Self.keepsValues ? values : []
         children = []
         total = leafKeys.count
     }
@@ -411,6 +415,16 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
     }
 
     func copy() -> BTreeNode { BTreeNode(copying: self) }
+
+    /// Whether leaves store their values: not when a value takes no room,
+    /// for then every value is the same, made when read.
+    static var keepsValues: Bool { MemoryLayout<Value>.size != 0 }
+
+    /// The value of the leaf's entry `index`.
+    func value(at index: Int) -> Value {
+        // A type of size 0 has one value and no bytes: any zero bytes are it.
+        Self.keepsValues ? values[index] : unsafeBitCast((), to: Value.self)
+    }
 
     /// The child whose range holds `key`.
     func childIndex(for key: Key) -> Int {
@@ -449,12 +463,12 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
             let index = keys.lowerBound(of: key)
             if index < keys.count && keys[index] == key {
                 if Self.keyIsEntry { keys[index] = key }
-                let old = values[index]
-                if MemoryLayout<Value>.size != 0 { values[index] = value }
+                let old = self.value(at: index)
+                if Self.keepsValues { values[index] = value }
                 return (old, nil, Self.keyIsEntry && index == 0)
             }
             keys.insert(key, at: index)
-            values.insert(value, at: index)
+            if Self.keepsValues { values.insert(value, at: index) }
             total += 1
             return (nil, keys.count > capacity ? splitLeaf() : nil, index == 0)
         }
@@ -472,9 +486,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
 
     private func splitLeaf() -> BTreeNode {
         let half = keys.count / 2
-        let right = BTreeNode(leafKeys: Array(keys[half...]), values: Array(values[half...]))
+        let right = BTreeNode(leafKeys: Array(keys[half...]), values: Self.keepsValues ? Array(values[half...]) : [])
         keys.removeSubrange(half...)
-        values.removeSubrange(half...)
+        if Self.keepsValues { values.removeSubrange(half...) }
         total = keys.count
         return right
     }
@@ -498,7 +512,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
             guard index < keys.count && keys[index] == key else { return (nil, false) }
             keys.remove(at: index)
             total -= 1
-            return (values.remove(at: index), index == 0)
+            let old = value(at: index)
+            if Self.keepsValues { values.remove(at: index) }
+            return (old, index == 0)
         }
         let index = childIndex(for: key)
         let child = uniqueChild(index)
@@ -555,7 +571,8 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         if isLeaf {
             if let leafDepth, leafDepth != depth { return "leaves at depths \(leafDepth) and \(depth)" }
             leafDepth = depth
-            guard keys.count == values.count, total == keys.count, keys.count <= capacity else { return "leaf counts wrong" }
+            guard keys.count == (Self.keepsValues ? values.count : keys.count), total == keys.count, keys.count <= capacity,
+                  Self.keepsValues || values.isEmpty else { return "leaf counts wrong" }
             return nil
         }
         guard keys.count == children.count, children.count <= capacity, !children.isEmpty else { return "internal shape wrong" }
