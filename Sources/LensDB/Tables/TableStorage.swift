@@ -250,8 +250,8 @@ struct TableStorage: Sendable {
         // quarantined entries are merged in.
         var quarantined = quarantine.keys.sorted { $0.lexicographicallyPrecedes($1) }[...]
         try rows.forEach { _, row in
-            // The row's own identifier: a put keeps the tree's key when
-            // the new one is equal, and a string may be spelled another way.
+            // The row's own identifier: a put of an equal one keeps the
+            // key the tree holds.
             let key = schema.keyBytes(of: row.id)
             while let next = quarantined.first, next.lexicographicallyPrecedes(key) {
                 try body(next, quarantine[next]!.bytes)

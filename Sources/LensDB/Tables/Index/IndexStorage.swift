@@ -10,7 +10,7 @@ import CLensPrefetch
 /// (an older version shares index nodes only with rows it holds too). So a
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
-protocol IndexEntry: Comparable, Sendable {
+protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
     init(key: IndexedKey, row: Unmanaged<RowObject>)
     var key: IndexedKey { get }
     var row: Unmanaged<RowObject> { get }

@@ -443,12 +443,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return children[index]
     }
 
-    /// Whether a replaced entry's key is stored again, though equal to the
-    /// one there: in a tree without values, the key is the entry, and an
-    /// index entry equal to another (same key, same identifier) may point
-    /// at a newer row. A tree with values keeps the stored key, so that a
-    /// copied leaf keeps sharing its keys with the version it came from.
-    private static var keyIsEntry: Bool { MemoryLayout<Value>.size == 0 }
+    /// Whether a replacing key is stored in place of the equal one there
+    /// (see ``WholeEntryKey``).
+    private static var keyIsEntry: Bool { Key.self is any WholeEntryKey.Type }
 
     /// Inserts; returns the value replaced, this node's new right sibling
     /// when it split, and whether its first key changed.
@@ -527,7 +524,8 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
             return (old, index == 0)
         }
         if childFirstChanged { keys[index] = child.keys[0] }
-        // A merge keeps the left node's first key: the first child's never changes.
+        // A merge appends the right node to the left one, whose first key
+        // (and separator, updated above when it is this child's) stays.
         mergeIfSmall(index)
         return (old, childFirstChanged && index == 0)
     }
@@ -584,6 +582,15 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         return nil
     }
 }
+
+/// A tree key that is a whole entry: two keys equal by `==` may still
+/// differ in what they carry, as two index entries with one key and one
+/// identifier may point at different versions of the row. A tree of such
+/// keys stores a replacing key in place of the equal one it holds, and
+/// every separator is the very key of its child's first entry. A tree of
+/// other keys keeps the key it holds, so that a copied leaf goes on
+/// sharing its keys with the version it came from.
+protocol WholeEntryKey {}
 
 extension RandomAccessCollection where Index == Int, Element: Comparable {
     /// The first index whose element is not less than `key`.
