@@ -114,12 +114,16 @@ struct RandomValues {
 
     @Test func randomDocumentsConvertToTheirJSONThroughFoundation() throws {
         var values = RandomValues(random: .fromEnvironment("randomDocumentsConvertToTheirJSONThroughFoundation"))
-        for _ in 0..<200 {
-            // Foundation's JSON has no NaN or infinity, and reads 1.0 back as an integer.
-            let document = values.document(depth: 0, jsonOnly: true).normalizedForFoundation()
+        func check(_ document: Document) throws {
+            // Foundation's JSON has no NaN or infinity, and reads a whole
+            // number back as an integer when one holds it (1.0, 9.2e18).
+            let document = document.normalizedForFoundation()
             let parsed = try JSONDecoder().decode(Document.self, from: Data(document.jsonString().utf8))
             #expect(parsed.jsonString() == document.jsonString())
         }
+        // Whole numbers at the edges of Int64 and UInt64, and past them.
+        for edge in [9.24876501583577e18, -9.2e18, 0x1p63, -0x1p63, 1.8e19, 0x1p64, 1e20] { try check(.double(edge)) }
+        for _ in 0..<200 { try check(values.document(depth: 0, jsonOnly: true)) }
     }
 }
 
@@ -127,7 +131,8 @@ extension Document {
     func normalizedForFoundation() -> Document {
         switch self {
         case let .double(value) where !value.isFinite: return .double(1.5)
-        case let .double(value) where value == value.rounded() && abs(value) < 9e18: return .int(Int64(value))
+        case let .double(value) where value == value.rounded() && value >= -0x1p63 && value < 0x1p63: return .int(Int64(value))
+        case let .double(value) where value == value.rounded() && value >= 0 && value < 0x1p64: return .uint(UInt64(value))
         case let .array(elements): return .array(elements.map { $0.normalizedForFoundation() })
         case let .object(entries): return .object(entries.mapValues { $0.normalizedForFoundation() })
         default: return self
