@@ -56,31 +56,56 @@ public struct TableTransaction<T: Entity> {
     /// in the transaction; ``Store/write(durability:_:)`` then commits none.
     /// Indexes other than unique ones take the whole batch in at its end,
     /// which for a batch large beside the table is a rebuild, not a descent
-    /// per entity.
+    /// per entity. A large batch is encoded on every core first.
     public mutating func put(_ entities: some Sequence<T>) throws {
+        let entities = Array(entities)
+        let encodings = Self.encodings(of: entities)
         var storage = takeStorage()
         var deferred: [IndexChange] = []
         defer {
             storage.apply(deferred)
             transaction.state.typed[table.name] = storage
         }
-        for entity in entities {
-            guard let (row, key, bytes) = try staged(entity, in: storage) else { continue }
+        for (place, entity) in entities.enumerated() {
+            guard let (row, key, bytes) = try staged(entity, encoded: encodings?[place], in: storage) else { continue }
             transaction.declare(storage.encoding, forTable: table.name)
             storage.put(row, id: row.id, deferring: &deferred)
             transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
         }
     }
 
+    /// An entity's encoding and its summary, or what encoding it threw.
+    private typealias Encoded = Result<(bytes: [UInt8], summary: EncodingSummary), any Error>
+
+    /// The encodings of `entities`, made on up to every core, in order;
+    /// nil for a batch too small to be worth the threads, which is encoded
+    /// one entity at a time as it is put. Encoding reads an entity and
+    /// nothing else, and each thread has an encoder of its own.
+    private static func encodings(of entities: [T]) -> [Encoded]? {
+        let runs = Parallel.runs(of: entities.count, smallest: Parallel.itemsPerThread)
+        guard runs.count > 1 else { return nil }
+        return Parallel.map(runs.count) { part -> [Encoded] in
+            let encoder = ValueEncoder()
+            return entities[runs[part]].map { entity in
+                Result { try encoder.encode(entity) }.map { (bytes: $0, summary: EncodingSummary($0)) }
+            }
+        }.flatMap { $0 }
+    }
+
     /// The row, key and encoding a put of `entity` writes; nil when the
     /// stored entity encodes the same, so the put changes nothing.
-    private func staged(_ entity: T, in storage: TableStorage) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
+    /// `encoded` is the entity's encoding when it was made ahead.
+    private func staged(
+        _ entity: T, encoded: Encoded? = nil, in storage: TableStorage
+    ) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
         let id = try identifier(of: entity.id)
         let key = storage.schema.keyBytes(of: id)
         if storage.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
         let encoder = ValueEncoder()
-        let bytes = try encoder.encode(entity)
-        let encoding = EncodingSummary(bytes)
+        let (bytes, encoding) = try encoded?.get() ?? {
+            let bytes = try encoder.encode(entity)
+            return (bytes, EncodingSummary(bytes))
+        }()
         // Only an equal hash needs the stored entity encoded again to be sure.
         if let old = storage.row(id), old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return nil }
         let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)

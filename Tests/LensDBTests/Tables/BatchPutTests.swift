@@ -143,6 +143,60 @@ import Testing
         #expect(Self.orders(people, in: store) == orders)
     }
 
+    /// A batch large enough to be encoded on several threads ahead of its
+    /// puts throws where one entity at a time would: at the first entity
+    /// that fails, whether its encoding threw or a unique index refused
+    /// it, with the ones before it in the transaction and none after. A
+    /// batch that does not throw leaves the bytes and indexes puts one at a
+    /// time leave.
+    @Test func aBatchEncodedAheadThrowsAtItsFirstFailure() throws {
+        var random = SeededGenerator.fromEnvironment("BatchPutTests.aBatchEncodedAheadThrowsAtItsFirstFailure")
+        let count = 3 * Parallel.itemsPerThread
+        func batch() -> [Tagged] {
+            (0..<count).map { place in
+                Tagged(id: Int64(place + 1), tag: ["a", "b", nil].randomElement(using: &random)!,
+                       score: Double(Int.random(in: 0...50, using: &random)), group: Int.random(in: 0...3, using: &random),
+                       email: "e\(place + 1)")
+            }
+        }
+        for round in 0..<4 {
+            let store = try tableStore()
+            let table = try store.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+            var entities = batch()
+            let unencodable = Int.random(in: 0..<count, using: &random)
+            entities[unencodable].unencodable = true
+            // In odd rounds, a unique violation comes first, or just after.
+            let violation = round % 2 == 1 ? max(1, unencodable + Int.random(in: -50...50, using: &random)) : nil
+            if let violation, violation != unencodable { entities[violation].email = entities[0].email }
+            let failsAt = min(unencodable, violation.map { $0 == unencodable ? unencodable : $0 } ?? unencodable)
+            try store.write { tx in
+                do {
+                    try tx[table].put(entities)
+                    Issue.record("round \(round): the batch did not throw")
+                } catch is Tagged.Unencodable {
+                    #expect(failsAt == unencodable, "round \(round): the encoding error came before the first failure")
+                } catch is TableError {
+                    #expect(failsAt == violation, "round \(round): the unique violation came before the first failure")
+                }
+                #expect(tx[table].count == failsAt, "round \(round): the entities before the failure, and none after")
+                try tx[table].storage.checkInvariants()
+            }
+            // The block caught the error, so what it put commits.
+            #expect(table.count == failsAt)
+            try store.checkInvariants()
+        }
+        // Without a failure: the same bytes and indexes as puts one at a time.
+        let entities = batch()
+        let batched = try tableStore(), single = try tableStore()
+        let inBatch = try batched.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+        let oneByOne = try single.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+        try inBatch.put(entities)
+        try single.write { tx in for entity in entities { try tx[oneByOne].put(entity) } }
+        #expect(Self.orders(inBatch, in: batched) == Self.orders(oneByOne, in: single))
+        let bytes = { (store: Store) in store.current.entries(in: "tagged").mapValues { try? $0.bytes() } }
+        #expect(bytes(batched) == bytes(single))
+    }
+
     @Test func aUniqueViolationMidBatchLeavesTheIndexesOfTheEntitiesBefore() throws {
         let store = try tableStore()
         let people = try store.table(Person.self, named: "people", indexes: personIndexes)
