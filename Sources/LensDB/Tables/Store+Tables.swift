@@ -225,6 +225,50 @@ func sortedPermutation<Key: Comparable>(_ keys: UnsafeBufferPointer<Key>) -> [In
     return order
 }
 
+/// The positions of index keys in ascending order, equal keys by position,
+/// as an index is built: ties stay in the order the rows came in.
+func sortedPermutation(_ keys: [IndexedKey]) -> [Int] {
+    keys.withUnsafeBufferPointer(sortedPermutation)
+}
+
+/// The same, for keys read in place.
+///
+/// Sorts field by field by each value's ``IndexValue/orderPrefix``, as
+/// integers: first all the keys by their first field's prefix, then each
+/// run of equal prefixes whose first fields are all equal by the next
+/// field's, and so on. Where a field takes few values, as most indexed
+/// fields do, nearly every comparison is then of two integers. A run whose
+/// prefixes tie and whose values do not (long strings that share their
+/// first 7 bytes) is sorted by the keys themselves.
+func sortedPermutation(_ keys: UnsafeBufferPointer<IndexedKey>) -> [Int] {
+    var order = Array(keys.indices)
+    guard let fields = keys.first?.count else { return order }
+    /// Sorts `range` of `order`, whose keys agree on the fields before `field`
+    /// and are in ascending position.
+    func sort(_ range: Range<Int>, from field: Int) {
+        guard field < fields, range.count > 1 else { return }  // All equal: by position.
+        var prefixed = order[range].map { (prefix: keys[$0][field].orderPrefix, place: $0) }
+        prefixed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.place < $1.place }
+        for (offset, entry) in prefixed.enumerated() { order[range.lowerBound + offset] = entry.place }
+        var start = 0
+        while start < prefixed.count {
+            var end = start + 1
+            while end < prefixed.count, prefixed[end].prefix == prefixed[start].prefix { end += 1 }
+            let run = range.lowerBound + start..<range.lowerBound + end
+            // Equal as the index orders them: neither comes before the other.
+            let first = keys[order[run.lowerBound]][field]
+            if order[run].allSatisfy({ !(keys[$0][field] < first) && !(first < keys[$0][field]) }) {
+                sort(run, from: field + 1)
+            } else {
+                order[run].sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && $0 < $1) }
+            }
+            start = end
+        }
+    }
+    sort(order.indices, from: 0)
+    return order
+}
+
 extension Store {
     /// The entities from which a table open that had to sort an index the
     /// snapshot lacks has its order stored by a compaction: below, sorting

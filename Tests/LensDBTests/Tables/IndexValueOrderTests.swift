@@ -30,4 +30,26 @@ import Testing
             if a == b { #expect(a.orderPrefix == b.orderPrefix, "\(a) == \(b)") }
         }
     }
+
+    /// The sort that builds an index (by prefixes, then runs of equal
+    /// prefixes checked or sorted by key) against a plain sort by key with
+    /// ties by position: keys of one to three fields, from pools small
+    /// enough that most keys tie, or that prefixes tie and keys do not.
+    @Test func indexKeysSortAsAPlainSortByKeyThenPosition() {
+        var random = SeededGenerator.fromEnvironment("indexKeySort")
+        for round in 0..<300 {
+            let pool = (0..<Int.random(in: 1...12, using: &random)).map { _ in Self.randomValue(&random) }
+            let fields = Int.random(in: 1...3, using: &random)
+            let keys = (0..<Int.random(in: 0...600, using: &random)).map { _ -> IndexedKey in
+                let values = (0..<fields).map { _ in pool.randomElement(using: &random)! }
+                switch fields {
+                case 1: return .one(values[0])
+                case 2: return .two(values[0], values[1])
+                default: return .three(values[0], values[1], values[2])
+                }
+            }
+            let plain = keys.indices.sorted { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && $0 < $1) }
+            #expect(sortedPermutation(keys) == plain, "round \(round)")
+        }
+    }
 }
