@@ -341,19 +341,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         }
     }
 
-    /// The entry at `rank` in ascending order (0 is the smallest).
+    /// The entry at `rank` in ascending order (0 is the smallest): the
+    /// descent by subtree counts that places a ``Cursor``.
     func entry(atRank rank: Int) -> (key: Key, value: Value)? {
-        guard var node = root, rank >= 0, rank < node.total else { return nil }
-        var rest = rank
-        while !node.isLeaf {
-            var index = 0
-            while rest >= node.children[index].total {
-                rest -= node.children[index].total
-                index += 1
-            }
-            node = node.children[index]
-        }
-        return (node.keys[rest], node.value(at: rest))
+        withExtendedLifetime(self) { Cursor(self, atRank: rank).entry }
     }
 
     /// The smallest and the largest key.
