@@ -20,6 +20,8 @@ public final class Table<T: Entity>: Sendable {
     /// The indexes it was opened with.
     public let indexes: [Index<T>]
     @usableFromInline let store: Store
+    /// The ways queries of this handle were planned, by shape.
+    let plans = PlanCache()
 
     init(store: Store, name: String, indexes: [Index<T>]) {
         self.store = store

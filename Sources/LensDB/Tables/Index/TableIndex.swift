@@ -84,13 +84,28 @@ struct IndexDefinition: Sendable, CustomStringConvertible {
     let name: String
     let isUnique: Bool
     let keyPaths: [AnyKeyPath & Sendable]
+    /// ``keyPaths`` as plain key paths, which compare with `==`: made once
+    /// here, where the planner would make them for every query.
+    /// `nonisolated(unsafe)` is sound: these are the objects of `keyPaths`,
+    /// which are `Sendable`, typed without it (key paths never change).
+    nonisolated(unsafe) let paths: [AnyKeyPath]
     let description: String
     /// The key of one row.
     let key: @Sendable (RowObject) -> IndexedKey
 
+    init(name: String, isUnique: Bool, keyPaths: [AnyKeyPath & Sendable], description: String,
+         key: @escaping @Sendable (RowObject) -> IndexedKey) {
+        self.name = name
+        self.isUnique = isUnique
+        self.keyPaths = keyPaths
+        paths = keyPaths.map { $0 as AnyKeyPath }
+        self.description = description
+        self.key = key
+    }
+
     /// Whether two definitions index the same fields the same way.
     func sameDefinition(as other: IndexDefinition) -> Bool {
-        isUnique == other.isUnique && keyPaths.map { $0 as AnyKeyPath } == other.keyPaths.map { $0 as AnyKeyPath }
+        isUnique == other.isUnique && paths == other.paths
     }
 }
 

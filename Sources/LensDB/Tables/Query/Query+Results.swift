@@ -53,18 +53,23 @@ extension Query {
     /// The plan this query would run with now, in words: which index (and
     /// which ranges of it) or a scan, how many entities it reads, and how
     /// the order is made.
+    ///
+    /// A query whose shape (its fields, operators and order; not its
+    /// values) this table handle ran before may reuse the way chosen then,
+    /// without weighing the others, when that way leaves nothing to check
+    /// and reads no more than any other could; the estimates line says so.
     public func explain() -> String {
         let storage = table.storage(in: version())
         // Only an identifier that does not encode fails a spec, and then the query runs nowhere.
         guard let spec = try? spec() else { return "query \(storage.name): its after or identifier order does not encode" }
-        return QueryPlanner(contents: storage, spec: spec).plan().describe(spec, storage)
+        return table.plans.plan(spec, storage).describe(spec, storage)
     }
 
     /// An execution of this query on its version.
     func execution() throws -> QueryExecution {
         let storage = table.storage(in: version())
         let spec = try spec()
-        return QueryExecution(spec: spec, storage: storage, plan: QueryPlanner(contents: storage, spec: spec).plan())
+        return QueryExecution(spec: spec, storage: storage, plan: table.plans.plan(spec, storage))
     }
 
     func version() -> StoreState {
@@ -558,7 +563,8 @@ extension QueryPlan {
         }
         let weighed = alternatives.map { String(format: "%@ (reads %.0f, cost %.0f)", $0.way.name(contents), $0.reads, $0.cost) }
         lines.append(String(format: "  estimates: ~%.0f matches; chose ", matches) + weighed.first!
-            + (weighed.count > 1 ? " over " + weighed.dropFirst().joined(separator: ", ") : ""))
+            + (weighed.count > 1 ? " over " + weighed.dropFirst().joined(separator: ", ") : "")
+            + (reused ? ", the way an earlier query of this shape chose (no other way weighed)" : ""))
         return lines.joined(separator: "\n")
     }
 }

@@ -72,6 +72,9 @@ struct QueryPlan {
     var total: Int
     /// Every way weighed, the chosen one first.
     var alternatives: [Alternative] = []
+    /// Whether the way was chosen for an earlier query of the same shape,
+    /// and only its own estimate was made (``PlanCache``).
+    var reused = false
 }
 
 /// Chooses a plan by estimated cost: the primary key; the index range that
@@ -91,8 +94,9 @@ final class QueryPlanner {
     let spec: QuerySpec
     /// For each index, its fields.
     private let paths: [[AnyKeyPath]]
-    /// For each index, for each of its fields, the terms on that field.
-    private let termsOnField: [[[Int]]]
+    /// For each index, for each of its fields, the terms on that field:
+    /// found when a plan first asks, since a reused plan asks of one index.
+    private var termsOnFieldFound: [[[Int]]?]
     /// Range counts made so far by this planner. A plan counts a few
     /// ranges, so they are looked up in order, which costs less than
     /// hashing their values.
@@ -101,14 +105,20 @@ final class QueryPlanner {
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
         self.spec = spec
-        // Comparing key paths walks their components: done once a plan,
-        // for each indexed field, not for each way the plan weighs.
-        paths = contents.indexes.map { $0.definition.keyPaths.map { $0 as AnyKeyPath } }
-        termsOnField = paths.map { paths in
-            paths.map { path in
-                spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path } ?? false }
-            }
+        paths = contents.indexes.map(\.definition.paths)
+        termsOnFieldFound = Array(repeating: nil, count: paths.count)
+    }
+
+    /// For each field of the index at `position`, the terms on that field.
+    /// Comparing key paths walks their components: done once a plan, for
+    /// each indexed field, not for each way the plan weighs.
+    private func termsOnField(_ position: Int) -> [[Int]] {
+        if let found = termsOnFieldFound[position] { return found }
+        let found = paths[position].map { path in
+            spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path } ?? false }
         }
+        termsOnFieldFound[position] = found
+        return found
     }
 
     /// An index range narrowing the candidates, with the conditions it makes redundant.
@@ -145,13 +155,7 @@ final class QueryPlanner {
         var scan = QueryPlan(access: .scan, estimate: total, residual: residual([]), matches: matches, total: total)
         scan.alternatives = [.init(way: .scan, reads: Double(total), cost: cost(reads: total, residual: scan.residual, matches: matches, sortedAlready: spec.isIdentifierOrder))]
         options.append(scan)
-        for candidate in candidates.prefix(4) {
-            var plan = QueryPlan(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
-                                 residual: residual(candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
-            plan.alternatives = [.init(way: .index(candidate.position), reads: Double(candidate.count),
-                                       cost: cost(reads: candidate.count, residual: plan.residual, matches: plan.matches, sortedAlready: false))]
-            options.append(plan)
-        }
+        for candidate in candidates.prefix(4) { options.append(indexPlan(candidate, matches: matches, total: total)) }
         if let intersection = intersection(candidates, matches: matches, total: total) { options.append(intersection) }
         // Only an exact count of the matches bounds what a walk reads.
         let cheapest = exactMatches == nil ? .infinity : options.map { $0.alternatives[0].cost }.min()!
@@ -163,6 +167,46 @@ final class QueryPlanner {
             chosen.alternatives.append(option.alternatives[0])
         }
         return chosen
+    }
+
+    /// The plan `way` gives this query, when an earlier query of the same
+    /// shape (``PlanShape``) chose it and it is still as good as any:
+    /// nil when it does not apply here, and the query is planned afresh.
+    ///
+    /// Only ways that leave nothing to check are reused, and only where
+    /// every plan reads at least what they read: an index range holding
+    /// exactly the matches, when there is no limit or the matches are
+    /// within offset + limit; or a walk in the query's order, which reads
+    /// at most offset + limit entries (and starts a run per value it
+    /// merges, at most ``maxRanges``). Counting the other ways is what this
+    /// saves: most of planning a query that an index decides.
+    func reusing(_ way: QueryPlan.Way) -> QueryPlan? {
+        let total = contents.rows.count
+        switch way {
+        case let .index(position):
+            guard let candidate = candidate(position: position), candidate.implied.count == spec.terms.count,
+                  spec.pageEnd.map({ candidate.count <= $0 }) ?? true else { return nil }
+            return indexPlan(candidate, matches: Double(candidate.count), total: total)
+        case let .walk(position, descending, _):
+            guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered, first.descending == descending,
+                  let field = paths[position].firstIndex(of: first.path) else { return nil }
+            let onField = termsOnField(position)
+            let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
+            // Runs that imply every condition hold exactly the matches.
+            guard let (runs, inRange, implied) = walkRuns(position, conditions), implied.count == spec.terms.count else { return nil }
+            return walkPlan(position, field: field, runs: runs, inRange: inRange, implied: implied, matches: Double(inRange), total: total)
+        case .primaryKey, .scan, .intersection:
+            return nil
+        }
+    }
+
+    /// Reading the ranges of `candidate`, then checking what they leave.
+    private func indexPlan(_ candidate: Candidate, matches: Double, total: Int) -> QueryPlan {
+        var plan = QueryPlan(access: .index(position: candidate.position, ranges: candidate.ranges), estimate: candidate.count,
+                             residual: residual(candidate.implied), matches: min(matches, Double(candidate.count)), total: total)
+        plan.alternatives = [.init(way: .index(candidate.position), reads: Double(candidate.count),
+                                   cost: cost(reads: candidate.count, residual: plan.residual, matches: plan.matches, sortedAlready: false))]
+        return plan
     }
 
     /// The index ranges that narrow the candidates, fewest entries first.
@@ -220,7 +264,7 @@ final class QueryPlanner {
         var share = 1.0
         var counted = Set<Int>()
         for position in paths.indices where paths[position].count == 1 {
-            guard let conditions = Conditions(termsOnField[position][0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
+            guard let conditions = Conditions(termsOnField(position)[0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
             let ranges = conditions.ranges(prefix: [])
             share *= Double(ranges.reduce(0) { $0 + count(position, $1) }) / Double(total)
             counted.formUnion(conditions.used)
@@ -235,7 +279,7 @@ final class QueryPlanner {
     /// fields in turn; the first field without one ends the ranges with its
     /// bounds, if it has any.
     private func candidate(position: Int) -> Candidate? {
-        let fields = termsOnField[position]
+        let fields = termsOnField(position)
         guard Conditions(fields[0], spec.terms) != nil else { return nil }
         var prefixes: [[IndexValue]] = [[]]
         var ranges: [KeyRange]?
@@ -306,27 +350,37 @@ final class QueryPlanner {
         let fewestReads = min(matches, spec.pageEnd.map { Double($0) + 1 } ?? matches)
         for position in paths.indices {
             guard let field = paths[position].firstIndex(of: first.path) else { continue }
-            let conditions = (0...field).map { Conditions(termsOnField[position][$0], spec.terms) }
+            let onField = termsOnField(position)
+            let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             guard let impliedAtMost = walkImplied(conditions) else { continue }
             if fewestReads * (impliedAtMost.count == spec.terms.count ? 1 : 1 + Self.checkCost) >= toBeat { continue }
             guard let (runs, inRange, implied) = walkRuns(position, conditions) else { continue }
-            let residual = residual(implied)
-            // The share of the walked entries that match, from the matches
-            // expected in the whole table and how many the runs hold.
-            let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
-            let wanted = spec.pageEnd.map { Double($0) } ?? Double(inRange)
-            let reads = min(Double(inRange), (wanted + 1) / share)
-            let merging = runs.count > 1
-                ? Double(runs.count) * Self.seekCost + Self.comparisonCost * reads * log2(Double(runs.count)) : 0
-            var plan = QueryPlan(access: .index(position: position, ranges: runs), estimate: Int(reads.rounded(.up)),
-                                 walk: .init(position: position, descending: first.descending, runs: runs, field: field),
-                                 residual: residual, matches: min(matches, Double(inRange)), total: total)
-            plan.alternatives = [.init(way: .walk(position, descending: first.descending, runs: runs.count), reads: reads,
-                                       cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost) + merging)]
+            let plan = walkPlan(position, field: field, runs: runs, inRange: inRange, implied: implied, matches: matches, total: total)
             toBeat = min(toBeat, plan.alternatives[0].cost)
             plans.append(plan)
         }
         return plans
+    }
+
+    /// The walk of the index at `position` in the order of its `field`
+    /// through `runs`, which hold `inRange` entries and imply `implied`.
+    private func walkPlan(_ position: Int, field: Int, runs: [KeyRange], inRange: Int, implied: Set<Int>,
+                          matches: Double, total: Int) -> QueryPlan {
+        let descending = spec.orderKeys[0].descending
+        let residual = residual(implied)
+        // The share of the walked entries that match, from the matches
+        // expected in the whole table and how many the runs hold.
+        let share = inRange == 0 ? 1 : min(1, max(matches, 1) / Double(inRange))
+        let wanted = spec.pageEnd.map { Double($0) } ?? Double(inRange)
+        let reads = min(Double(inRange), (wanted + 1) / share)
+        let merging = runs.count > 1
+            ? Double(runs.count) * Self.seekCost + Self.comparisonCost * reads * log2(Double(runs.count)) : 0
+        var plan = QueryPlan(access: .index(position: position, ranges: runs), estimate: Int(reads.rounded(.up)),
+                             walk: .init(position: position, descending: descending, runs: runs, field: field),
+                             residual: residual, matches: min(matches, Double(inRange)), total: total)
+        plan.alternatives = [.init(way: .walk(position, descending: descending, runs: runs.count), reads: reads,
+                                   cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost) + merging)]
+        return plan
     }
 
     /// The conditions a walk in the order of an index's field would imply

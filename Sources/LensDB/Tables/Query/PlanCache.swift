@@ -1,0 +1,135 @@
+/// What planning a query depends on besides its values: for each term, the
+/// field, the operator and whether its values can use an index; the
+/// order's keys; whether there is a limit. Queries of one shape differ in
+/// their values (`city == c && age in a...b` for each `c`, `a` and `b`), as
+/// a prepared statement's bindings do.
+struct PlanShape: Hashable {
+    struct Term: Hashable {
+        enum Operation: Hashable {
+            case comparison(ComparisonOperator)
+            case membership
+        }
+
+        /// Whether a term's values can bound an index range.
+        enum Values: Hashable {
+            /// Of a type indexes cannot take.
+            case unindexed
+            case exact
+            /// One is NaN, which no range implies (its `==` differs from the index's).
+            case notANumber
+        }
+
+        let path: AnyKeyPath
+        let operation: Operation
+        let values: Values
+    }
+
+    struct OrderKey: Hashable {
+        let path: AnyKeyPath
+        let descending: Bool
+        let indexOrdered: Bool
+    }
+
+    let terms: [Term]
+    let order: [OrderKey]
+    let limited: Bool
+
+    /// The shape of `spec`; nil when no plan of it would be reused: a term
+    /// no index serves is always left to check, the primary key serves one
+    /// on the identifier, and an order by identifiers is never walked.
+    init?(_ spec: QuerySpec) {
+        guard spec.identifierOrderCount == nil else { return nil }
+        var terms: [Term] = []
+        terms.reserveCapacity(spec.terms.count)
+        for term in spec.terms {
+            guard let path = term.path, !term.isIdentifier else { return nil }
+            switch term.shape {
+            case let .comparison(op, value):
+                terms.append(Term(path: path, operation: .comparison(op),
+                                  values: value.map { $0.isNaN ? .notANumber : .exact } ?? .unindexed))
+            case let .membership(values):
+                terms.append(Term(path: path, operation: .membership,
+                                  values: values.map { $0.contains(where: \.isNaN) ? .notANumber : .exact } ?? .unindexed))
+            case .opaque:
+                return nil
+            }
+        }
+        self.terms = terms
+        order = spec.orderKeys.map { OrderKey(path: $0.path, descending: $0.descending, indexOrdered: $0.indexOrdered) }
+        limited = spec.limit != nil
+    }
+}
+
+/// The way the planner chose for each query shape a table handle ran, to
+/// plan the next query of that shape without weighing every way again
+/// (``QueryPlanner/reusing(_:)`` says which ways are reused, and when).
+/// A reused way is checked against the version's indexes, so a version
+/// whose indexes differ plans afresh.
+///
+/// Thread-safety: any thread; the ways are behind a lock, held to look one
+/// up or store one, never while planning.
+final class PlanCache: Sendable {
+    /// A way chosen for a shape, with the fields of the index it reads as
+    /// the version had them.
+    private struct Chosen {
+        let way: QueryPlan.Way
+        let index: [AnyKeyPath]
+
+        var walks: Bool { if case .walk = way { true } else { false } }
+    }
+
+    private struct State {
+        /// Per shape, the last walk and the last index range chosen, in
+        /// that order: values may make either the right one (a walk for a
+        /// wide range under a limit, the range itself for a narrow one).
+        /// A walk is tried first: where both apply, it reads no more and
+        /// needs no sort.
+        var chosen: [PlanShape: [Chosen]] = [:]
+        /// How many plans were reused: for tests.
+        var reused = 0
+    }
+
+    private let state = Locked(State())
+
+    /// The most shapes kept; past it, the cache starts again empty. A
+    /// program runs a few dozen shapes, each from its own call site.
+    static var capacity: Int { 256 }
+
+    /// The plan for `spec` on `contents`: a way chosen for its shape
+    /// before, when one still applies, else the planner's choice.
+    func plan(_ spec: QuerySpec, _ contents: TableStorage) -> QueryPlan {
+        let planner = QueryPlanner(contents: contents, spec: spec)
+        guard let shape = PlanShape(spec) else { return planner.plan() }
+        for chosen in state.withLock({ $0.chosen[shape] }) ?? [] {
+            guard let position = chosen.way.indexPosition, position < contents.indexes.count,
+                  contents.indexes[position].definition.paths == chosen.index,
+                  var plan = planner.reusing(chosen.way) else { continue }
+            plan.reused = true
+            state.withLock { $0.reused += 1 }
+            return plan
+        }
+        let plan = planner.plan()
+        if plan.residual.isEmpty, let position = plan.alternatives[0].way.indexPosition {
+            let chosen = Chosen(way: plan.alternatives[0].way, index: contents.indexes[position].definition.paths)
+            state.withLock { state in
+                if state.chosen.count >= Self.capacity { state.chosen.removeAll() }
+                let other = state.chosen[shape]?.first { $0.walks != chosen.walks }
+                state.chosen[shape] = ([chosen] + (other.map { [$0] } ?? [])).sorted { $0.walks && !$1.walks }
+            }
+        }
+        return plan
+    }
+
+    /// How many plans this cache reused.
+    var reusedCount: Int { state.withLock { $0.reused } }
+}
+
+extension QueryPlan.Way {
+    /// The index a reusable way reads; nil for the others.
+    var indexPosition: Int? {
+        switch self {
+        case let .index(position), let .walk(position, _, _): position
+        case .primaryKey, .scan, .intersection: nil
+        }
+    }
+}
