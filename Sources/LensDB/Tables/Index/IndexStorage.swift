@@ -398,9 +398,21 @@ struct IndexStorage: Sendable {
     ) rethrows {
         try withExtendedLifetime(tree) {
             var cursor = PersistentBTree.Cursor(tree, atRank: ranks.lowerBound)
-            for _ in ranks {
+            // Rows lie elsewhere in memory, in no order: loading a few
+            // ahead overlaps their cache misses, as a walk does.
+            let rowsAhead = PersistentBTree<Entry, EntryMark>.lookahead
+            var ahead = cursor
+            for _ in 0..<Swift.min(rowsAhead, ranks.count) {
+                ahead.withKey { lens_prefetch_object($0.row.toOpaque()) }
+                ahead.advance()
+            }
+            for rank in ranks {
                 guard let (entry, _) = cursor.entry, try entry.row._withUnsafeGuaranteedRef(body) else { return }
                 cursor.advance()
+                if rank + rowsAhead < ranks.upperBound {
+                    ahead.withKey { lens_prefetch_object($0.row.toOpaque()) }
+                    ahead.advance()
+                }
             }
         }
     }

@@ -286,6 +286,13 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             return leaf._withUnsafeGuaranteedRef { ($0.keys[index], $0.value(at: index)) }
         }
 
+        /// `body` of the key at the cursor, lent (not copied); nil once the
+        /// cursor has passed the last entry.
+        func withKey<Result>(_ body: (Key) -> Result) -> Result? {
+            guard let (leaf, index) = path.last else { return nil }
+            return leaf._withUnsafeGuaranteedRef { leaf in leaf.keys.withUnsafeBufferPointer { body($0[index]) } }
+        }
+
         /// Moves to the next entry in the cursor's direction.
         mutating func advance() {
             guard !path.isEmpty else { return }
