@@ -206,8 +206,9 @@ struct TableStorage: Sendable {
     /// the same rows and share nothing else.
     mutating func apply(_ deferred: [IndexChange], changesPerThread: Int = Self.indexChangesPerThread) {
         let positions = indexes.indices.filter { !indexes[$0].definition.isUnique }
+        let batch = positions.contains { indexes[$0].rebuilds(for: deferred) } ? IndexBatch(deferred) : nil
         guard deferred.count >= changesPerThread, positions.count > 1 else {
-            for position in positions { indexes[position].apply(deferred) }
+            for position in positions { indexes[position].apply(deferred, batch) }
             return
         }
         // Each thread changes a copy of its index, which shares its nodes
@@ -216,7 +217,7 @@ struct TableStorage: Sendable {
         let taken = positions.map { indexes[$0] }
         let changed = Parallel.map(positions.count) { part in
             var index = taken[part]
-            index.apply(deferred)
+            index.apply(deferred, batch)
             return index
         }
         for (part, position) in positions.enumerated() { indexes[position] = changed[part] }

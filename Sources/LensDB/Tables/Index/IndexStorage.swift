@@ -108,6 +108,32 @@ struct IndexChange {
     let new: RowObject
 }
 
+/// What a batch of changes takes out of a table's indexes and puts in,
+/// found once for every index that rebuilds for it (``IndexStorage/apply(_:_:)``):
+/// the rows that leave, and the rows that arrive and stay, in identifier order.
+struct IndexBatch {
+    /// Every replaced row, by identity.
+    let leaving: Set<ObjectIdentifier>
+    /// Every new row not replaced within the batch: one per identifier,
+    /// in identifier order, so an index's equal keys stay in it when its
+    /// keys are sorted with ties by position.
+    let arriving: [RowObject]
+
+    init(_ changes: [IndexChange]) {
+        var leaving = Set<ObjectIdentifier>(minimumCapacity: changes.count)
+        for change in changes { if let old = change.old { leaving.insert(ObjectIdentifier(old)) } }
+        // A row replaced within the batch is both: it leaves, and was never in.
+        var arriving = changes.compactMap { leaving.contains(ObjectIdentifier($0.new)) ? nil : $0.new }
+        let ids = arriving.map(\.id)
+        // A bulk load comes in identifier order already; updates need not.
+        if !zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) {
+            arriving = sortedPermutation(ids.map(IndexedKey.one)).map { arriving[$0] }
+        }
+        self.leaving = leaving
+        self.arriving = arriving
+    }
+}
+
 /// One index of one version of a table: its definition and its entries,
 /// in a tree whose entry type fits the number of fields.
 struct IndexStorage: Sendable {
@@ -256,24 +282,26 @@ struct IndexStorage: Sendable {
     /// entities defers to its end. Few beside the entries go in one at a
     /// time; many rebuild the tree from the entries that stay, merged with
     /// the new ones sorted once: O(n + k log k) against k descents whose
-    /// key comparisons dominate a bulk insert.
+    /// key comparisons dominate a bulk insert. `batch` is `changes` as a
+    /// rebuild reads them, made once for all the table's indexes; nil
+    /// only when no index rebuilds for them.
     ///
     /// Entries are matched to changes by row identity, so every row named
     /// by `changes` must still be alive: each change holds its rows.
-    mutating func apply(_ changes: [IndexChange]) {
+    mutating func apply(_ changes: [IndexChange], _ batch: IndexBatch?) {
         guard !changes.isEmpty else { return }
-        guard rebuilds(for: changes) else {
+        guard rebuilds(for: changes), let batch else {
             for change in changes { update(old: change.old, new: change.new) }
             return
         }
         switch entries {
-        case let .one(tree): entries = .one(Self.rebuilt(tree, definition, changes))
-        case let .two(tree): entries = .two(Self.rebuilt(tree, definition, changes))
-        case let .three(tree): entries = .three(Self.rebuilt(tree, definition, changes))
+        case let .one(tree): entries = .one(Self.rebuilt(tree, definition, batch))
+        case let .two(tree): entries = .two(Self.rebuilt(tree, definition, batch))
+        case let .three(tree): entries = .three(Self.rebuilt(tree, definition, batch))
         }
     }
 
-    /// Whether ``apply(_:)`` rebuilds the tree for `changes`: when there is
+    /// Whether ``apply(_:_:)`` rebuilds the tree for `changes`: when there is
     /// at least one change per 16 entries. By then a change in place copies
     /// nearly every leaf anyway (a leaf holds 24 to 32 entries), one descent
     /// at a time. Tuning only: 10k updates of 100k people took the same
@@ -281,31 +309,18 @@ struct IndexStorage: Sendable {
     func rebuilds(for changes: [IndexChange]) -> Bool { changes.count * 16 >= count }
 
     private static func rebuilt<Entry: IndexEntry>(
-        _ tree: PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, _ changes: [IndexChange]
+        _ tree: PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, _ batch: IndexBatch
     ) -> PersistentBTree<Entry, EntryMark> {
-        // A row replaced within the batch is both: it leaves, and was never in.
-        var leaving = Set<UnsafeMutableRawPointer>(minimumCapacity: changes.count)
-        for change in changes { if let old = change.old { leaving.insert(Unmanaged.passUnretained(old).toOpaque()) } }
-        let arriving = changes.lazy.map(\.new).filter { !leaving.contains(Unmanaged.passUnretained($0).toOpaque()) }
-        let rows = Array(arriving)
+        let rows = batch.arriving, leaving = batch.leaving
         let keys = rows.map(definition.key)
-        // Entries with equal keys go in identifier order. A bulk load comes
-        // in it already, and a stable sort by key keeps it.
-        let ids = rows.map(\.id)
-        let inIdentifierOrder = zip(ids, ids.dropFirst()).allSatisfy { $0 < $1 }
-        var order: [Int]
-        if inIdentifierOrder {
-            order = sortedPermutation(keys)
-        } else {
-            order = Array(keys.indices)
-            order.sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && ids[$0] < ids[$1]) }
-        }
+        // Equal keys go in identifier order, which the rows come in.
+        let order = sortedPermutation(keys)
         var merged: [(key: Entry, value: EntryMark)] = []
         merged.reserveCapacity(max(0, tree.count + rows.count - leaving.count))
         var next = order.startIndex
         func arrival(_ place: Int) -> Entry { Entry(key: keys[place], row: .passUnretained(rows[place])) }
         tree.forEach { entry, _ in
-            guard leaving.isEmpty || !leaving.contains(entry.row.toOpaque()) else { return true }
+            guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
             while next < order.endIndex, arrival(order[next]) < entry {
                 merged.append((arrival(order[next]), EntryMark()))
                 next += 1
