@@ -547,24 +547,32 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// The distinct values of field `field` among the entries in `range`,
-    /// which fixes every field before it, in ascending order: one descent
-    /// each (a skip scan), never a walk of the entries between them.
-    /// Nil once there are more than `limit`.
-    func distinctValues(in range: KeyRange, field: Int, limit: Int) -> [IndexValue]? {
-        var values: [IndexValue] = []
-        var rest = range
-        while true {
-            var next: IndexValue?
-            forEach(in: rest, readsRows: false) { key, _ in
-                next = key[field]
-                return false
-            }
-            guard let value = next else { return values }
-            guard values.count < limit else { return nil }
-            values.append(value)
-            rest.lower = .init(value: value, inclusive: false)
-            if rest.isEmpty { return values }
+    /// The distinct values of field `field` among the entries at `ranks`,
+    /// which hold a range fixing the fields before it to `prefix`, in
+    /// ascending order, each with the ranks of its entries: a skip scan by
+    /// rank, one descent by the subtree counts to a value's first entry and
+    /// one past its last, never a walk of the entries between. Nil once
+    /// there are more than `limit`.
+    func distinctRuns(within ranks: Range<Int>, prefix: [IndexValue], field: Int, limit: Int) -> [(value: IndexValue, ranks: Range<Int>)]? {
+        var runs: [(value: IndexValue, ranks: Range<Int>)] = []
+        var start = ranks.lowerBound
+        while start < ranks.upperBound, let key = key(atRank: start) {
+            guard runs.count < limit else { return nil }
+            let value = key[field]
+            // The entry at `start` is in its own value's run.
+            let end = Swift.min(ranks.upperBound, Swift.max(start + 1, rank(past: KeyRange(prefix: prefix + [value]))))
+            runs.append((value, start..<end))
+            start = end
+        }
+        return runs
+    }
+
+    /// The rank of the first entry after `range`. O(log n).
+    private func rank(past range: KeyRange) -> Int {
+        switch entries {
+        case let .one(tree): tree.rank(of: { !range.isAbove($0.key) })
+        case let .two(tree): tree.rank(of: { !range.isAbove($0.key) })
+        case let .three(tree): tree.rank(of: { !range.isAbove($0.key) })
         }
     }
 

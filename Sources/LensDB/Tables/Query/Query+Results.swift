@@ -277,7 +277,7 @@ struct QueryExecution {
     /// distance from the groups after it.
     private func skipOffset(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) -> KeyRange? {
         let run = walk.runs[0]
-        let ranks = index.ranks(of: run)
+        let ranks = walk.runRanks?[0] ?? index.ranks(of: run)
         guard spec.offset < ranks.count else { return nil }
         page.skip(spec.offset)
         let fixed = Array(run.prefix.prefix(walk.field))

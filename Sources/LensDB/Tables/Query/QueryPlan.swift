@@ -26,6 +26,9 @@ struct QueryPlan {
         var runs: [KeyRange]
         /// The index field the order follows; every run fixes those before it.
         var field: Int
+        /// The ranks of each run's entries in the version planned on, when
+        /// planning found them (runs made from a range's distinct values).
+        var runRanks: [Range<Int>]? = nil
     }
 
     /// One way the planner weighed, for ``Query/explain()``.
@@ -97,10 +100,10 @@ final class QueryPlanner {
     /// For each index, for each of its fields, the terms on that field:
     /// found when a plan first asks, since a reused plan asks of one index.
     private var termsOnFieldFound: [[[Int]]?]
-    /// Range counts made so far by this planner. A plan counts a few
-    /// ranges, so they are looked up in order, which costs less than
-    /// hashing their values.
-    private var counted: [(position: Int, range: KeyRange, count: Int)] = []
+    /// The ranks of the ranges counted so far by this planner. A plan
+    /// counts a few ranges, so they are looked up in order, which costs
+    /// less than hashing their values.
+    private var counted: [(position: Int, range: KeyRange, ranks: Range<Int>)] = []
 
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
@@ -193,8 +196,8 @@ final class QueryPlanner {
             let onField = termsOnField(position)
             let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             // Runs that imply every condition hold exactly the matches.
-            guard let (runs, inRange, implied) = walkRuns(position, conditions), implied.count == spec.terms.count else { return nil }
-            return walkPlan(position, field: field, runs: runs, inRange: inRange, implied: implied, matches: Double(inRange), total: total)
+            guard let runs = walkRuns(position, conditions), runs.implied.count == spec.terms.count else { return nil }
+            return walkPlan(position, field: field, runs, matches: Double(runs.entries), total: total)
         case .primaryKey, .scan, .intersection:
             return nil
         }
@@ -354,8 +357,8 @@ final class QueryPlanner {
             let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             guard let impliedAtMost = walkImplied(conditions) else { continue }
             if fewestReads * (impliedAtMost.count == spec.terms.count ? 1 : 1 + Self.checkCost) >= toBeat { continue }
-            guard let (runs, inRange, implied) = walkRuns(position, conditions) else { continue }
-            let plan = walkPlan(position, field: field, runs: runs, inRange: inRange, implied: implied, matches: matches, total: total)
+            guard let runs = walkRuns(position, conditions) else { continue }
+            let plan = walkPlan(position, field: field, runs, matches: matches, total: total)
             toBeat = min(toBeat, plan.alternatives[0].cost)
             plans.append(plan)
         }
@@ -363,10 +366,10 @@ final class QueryPlanner {
     }
 
     /// The walk of the index at `position` in the order of its `field`
-    /// through `runs`, which hold `inRange` entries and imply `implied`.
-    private func walkPlan(_ position: Int, field: Int, runs: [KeyRange], inRange: Int, implied: Set<Int>,
-                          matches: Double, total: Int) -> QueryPlan {
+    /// through `walked`.
+    private func walkPlan(_ position: Int, field: Int, _ walked: WalkRuns, matches: Double, total: Int) -> QueryPlan {
         let descending = spec.orderKeys[0].descending
+        let runs = walked.runs, inRange = walked.entries, implied = walked.implied
         let residual = residual(implied)
         // The share of the walked entries that match, from the matches
         // expected in the whole table and how many the runs hold.
@@ -376,7 +379,7 @@ final class QueryPlanner {
         let merging = runs.count > 1
             ? Double(runs.count) * Self.seekCost + Self.comparisonCost * reads * log2(Double(runs.count)) : 0
         var plan = QueryPlan(access: .index(position: position, ranges: runs), estimate: Int(reads.rounded(.up)),
-                             walk: .init(position: position, descending: descending, runs: runs, field: field),
+                             walk: .init(position: position, descending: descending, runs: runs, field: field, runRanks: walked.ranks),
                              residual: residual, matches: min(matches, Double(inRange)), total: total)
         plan.alternatives = [.init(way: .walk(position, descending: descending, runs: runs.count), reads: reads,
                                    cost: reads * (residual.isEmpty ? 1 : 1 + Self.checkCost) + merging)]
@@ -410,12 +413,14 @@ final class QueryPlanner {
     /// that search is made only under a limit, where the range holds more
     /// entries than the page reaches (else reading them all costs no more),
     /// and gives up past ``maxRanges`` values.
-    private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> (runs: [KeyRange], entries: Int, implied: Set<Int>)? {
+    private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> WalkRuns? {
         let field = conditions.count - 1
         var prefixes: [[IndexValue]] = [[]]
         var implied = Set<Int>()
         // The entries of the ranges whose distinct values made the runs.
         var searched: Int?
+        // The ranks of the runs those distinct values made.
+        var runRanks: [Range<Int>]?
         for before in 0..<field {
             guard let conditions = conditions[before] else { return nil }
             if let equals = conditions.equals {
@@ -426,12 +431,16 @@ final class QueryPlanner {
                 let entries = ranges.reduce(0) { $0 + count(position, $1) }
                 guard entries > pageEnd else { return nil }
                 var found: [[IndexValue]] = []
+                var foundRanks: [Range<Int>] = []
                 for range in ranges {
                     let room = Self.maxRanges - found.count
-                    guard let values = contents.indexes[position].distinctValues(in: range, field: before, limit: room) else { return nil }
-                    found += values.map { range.prefix + [$0] }
+                    guard let values = contents.indexes[position].distinctRuns(
+                        within: ranks(position, range), prefix: range.prefix, field: before, limit: room) else { return nil }
+                    found += values.map { range.prefix + [$0.value] }
+                    foundRanks += values.map(\.ranks)
                 }
                 prefixes = found
+                runRanks = foundRanks
                 searched = entries
             }
             implied.formUnion(conditions.implied)
@@ -444,19 +453,36 @@ final class QueryPlanner {
             runs = prefixes.map { conditions.ranges(prefix: $0)[0] }
             implied.formUnion(conditions.implied)
             searched = nil
+            runRanks = nil
         }
         runs.removeAll(where: \.isEmpty)
-        return (runs, searched ?? runs.reduce(0) { $0 + count(position, $1) }, implied)
+        if runRanks?.count != runs.count { runRanks = nil }
+        return WalkRuns(runs: runs, entries: searched ?? runs.reduce(0) { $0 + count(position, $1) }, implied: implied, ranks: runRanks)
+    }
+
+    /// The runs a walk takes (``walkRuns(_:_:)``), how many entries they
+    /// hold, the conditions they imply, and their ranks when known.
+    private struct WalkRuns {
+        var runs: [KeyRange]
+        var entries: Int
+        var implied: Set<Int>
+        var ranks: [Range<Int>]?
     }
 
     /// The entries of the index at `position` within `range`, counted once a
     /// plan: the estimates, the candidates and the walks ask for the same ranges.
     private func count(_ position: Int, _ range: KeyRange) -> Int {
         if range == .everything { return contents.indexes[position].count }
-        if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.count }
-        let count = contents.indexes[position].count(in: range)
-        counted.append((position, range, count))
-        return count
+        return ranks(position, range).count
+    }
+
+    /// The ranks of the entries of the index at `position` within `range`,
+    /// found once a plan.
+    private func ranks(_ position: Int, _ range: KeyRange) -> Range<Int> {
+        if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.ranks }
+        let ranks = contents.indexes[position].ranks(of: range)
+        counted.append((position, range, ranks))
+        return ranks
     }
 
     /// The identifiers an `==` or `in` on the identifier names, with the term that names them.
