@@ -179,31 +179,32 @@ struct IndexStorage: Sendable {
         let keys = rows.map(definition.key)
         return rows.withUnsafeBufferPointer { rows in
             keys.withUnsafeBufferPointer { keys in
-                let entry = { (place: Int) in (key: Entry(key: keys[place], row: .passUnretained(rows[place])), value: EntryMark()) }
-                if let storedOrder, let entries = Self.entries(in: storedOrder, keys: keys, entry) {
+                let entry = { (place: Int) in Entry(key: keys[place], row: .passUnretained(rows[place])) }
+                if let storedOrder, let tree = Self.tree(in: storedOrder, keys: keys, entry) {
                     inStoredOrder = true
-                    return PersistentBTree(sorted: entries)
+                    return tree
                 }
-                // Rows come in identifier order, and the sort is stable: ties stay in it.
-                return PersistentBTree(sorted: sortedPermutation(keys).map(entry))
+                // Rows come in identifier order, and the sort keeps ties in it.
+                var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: keys.count)
+                for place in sortedPermutation(keys) { builder.append(entry(place), EntryMark()) }
+                return builder.tree()
             }
         }
     }
 
-    /// The entries of the rows at the places `order` gives, when that is
-    /// the index's order of rows (sorted by identifier) whose keys are
-    /// `keys`; nil when it is not. One comparison per place proves it: keys
-    /// that ascend, and places that ascend among equal keys (so identifiers
-    /// do), with `keys.count` places in range, name every row once, sorted.
-    /// A stored order that no longer fits (the index's fields or their
+    /// The tree of the rows at the places `order` gives, when that is the
+    /// index's order of rows (sorted by identifier) whose keys are `keys`;
+    /// nil when it is not. One comparison per place proves it: keys that
+    /// ascend, and places that ascend among equal keys (so identifiers do),
+    /// with `keys.count` places in range, name every row once, sorted. A
+    /// stored order that no longer fits (the index's fields or their
     /// comparison changed, the file was written wrong) costs a sort, never
     /// a wrong index.
-    private static func entries<Entry>(
+    private static func tree<Entry: IndexEntry>(
         in order: [UInt32], keys: UnsafeBufferPointer<IndexedKey>, _ entry: (Int) -> Entry
-    ) -> [Entry]? {
+    ) -> PersistentBTree<Entry, EntryMark>? {
         guard order.count == keys.count else { return nil }
-        var entries: [Entry] = []
-        entries.reserveCapacity(order.count)
+        var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: order.count)
         var previous: Int?
         for place in order {
             let place = Int(place)
@@ -212,10 +213,10 @@ struct IndexStorage: Sendable {
                 if keys[place] < keys[previous] { return nil }
                 if place <= previous, !(keys[previous] < keys[place]) { return nil }
             }
-            entries.append(entry(place))
+            builder.append(entry(place), EntryMark())
             previous = place
         }
-        return entries
+        return builder.tree()
     }
 
     /// The places of the index's rows, in its order, among rows numbered by
@@ -315,21 +316,20 @@ struct IndexStorage: Sendable {
         let keys = rows.map(definition.key)
         // Equal keys go in identifier order, which the rows come in.
         let order = sortedPermutation(keys)
-        var merged: [(key: Entry, value: EntryMark)] = []
-        merged.reserveCapacity(max(0, tree.count + rows.count - leaving.count))
+        var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
         var next = order.startIndex
         func arrival(_ place: Int) -> Entry { Entry(key: keys[place], row: .passUnretained(rows[place])) }
         tree.forEach { entry, _ in
             guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
             while next < order.endIndex, arrival(order[next]) < entry {
-                merged.append((arrival(order[next]), EntryMark()))
+                merged.append(arrival(order[next]), EntryMark())
                 next += 1
             }
-            merged.append((entry, EntryMark()))
+            merged.append(entry, EntryMark())
             return true
         }
-        for place in order[next...] { merged.append((arrival(place), EntryMark())) }
-        return PersistentBTree(sorted: merged)
+        for place in order[next...] { merged.append(arrival(place), EntryMark()) }
+        return merged.tree()
     }
 
     /// The key shared with another entity, when this is a unique index and

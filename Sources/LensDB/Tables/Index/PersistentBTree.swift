@@ -37,18 +37,61 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// built bottom-up in O(n), with nodes three quarters full, so the
     /// inserts that follow rarely split.
     init(sorted entries: [(key: Key, value: Value)]) {
-        guard !entries.isEmpty else { return }
-        let fill = Self.nodeCapacity * 3 / 4
-        var level: [Node] = stride(from: 0, to: entries.count, by: fill).map { start in
-            let slice = entries[start..<min(start + fill, entries.count)]
-            return Node(leafKeys: slice.map(\.key), values: slice.map(\.value))
+        var builder = Builder(capacity: entries.count)
+        for (key, value) in entries { builder.append(key, value) }
+        self = builder.tree()
+    }
+
+    /// Builds a tree from entries given one at a time in ascending key
+    /// order, without an array of them all first: each goes straight into
+    /// a leaf, and leaves are filled to three quarters, leaving room for
+    /// inserts before a split.
+    struct Builder {
+        private var leaves: [Node] = []
+        private var keys: [Key] = []
+        private var values: [Value] = []
+        private static var fill: Int { PersistentBTree.nodeCapacity * 3 / 4 }
+
+        /// A builder for about `capacity` entries.
+        init(capacity: Int = 0) {
+            leaves.reserveCapacity(capacity / Self.fill + 1)
+            startLeaf()
         }
-        while level.count > 1 {
-            level = stride(from: 0, to: level.count, by: fill).map { start in
-                Node(children: Array(level[start..<min(start + fill, level.count)]))
+
+        /// Adds the entry after every one added before: its key must not be
+        /// less than theirs.
+        mutating func append(_ key: Key, _ value: Value) {
+            keys.append(key)
+            if Node.keepsValues { values.append(value) }
+            if keys.count == Self.fill {
+                leaves.append(Node(leafKeys: keys, values: values))
+                startLeaf()
             }
         }
-        root = level[0]
+
+        /// Fresh arrays for the next leaf: the leaf made holds the last
+        /// ones alone, so none is copied.
+        private mutating func startLeaf() {
+            keys = []
+            keys.reserveCapacity(Self.fill)
+            values = []
+            if Node.keepsValues { values.reserveCapacity(Self.fill) }
+        }
+
+        /// The tree of the entries added.
+        consuming func tree() -> PersistentBTree {
+            if !keys.isEmpty { leaves.append(Node(leafKeys: keys, values: values)) }
+            var tree = PersistentBTree()
+            guard !leaves.isEmpty else { return tree }
+            var level = leaves
+            while level.count > 1 {
+                level = stride(from: 0, to: level.count, by: Self.fill).map { start in
+                    Node(children: Array(level[start..<Swift.min(start + Self.fill, level.count)]))
+                }
+            }
+            tree.root = level[0]
+            return tree
+        }
     }
 
     /// The number of entries.
