@@ -42,6 +42,7 @@ enum TransactionFormat {
     /// The payload of `operations`. Decoded values are encoded here, once.
     static func encode(_ operations: [Operation]) throws -> [UInt8] {
         var bytes: [UInt8] = []
+        bytes.reserveCapacity(encodedSize(of: operations))
         bytes.appendVarint(UInt64(operations.count))
         for operation in operations {
             switch operation {
@@ -84,6 +85,38 @@ enum TransactionFormat {
             }
         }
         return bytes
+    }
+
+    /// The bytes ``encode(_:)`` makes of `operations`, exactly when their
+    /// values are stored encoded (a value still to encode counts as none):
+    /// reserved before encoding, so a large record is neither copied as it
+    /// grows nor left with up to twice its bytes allocated while it is
+    /// compressed and written.
+    static func encodedSize(of operations: [Operation]) -> Int {
+        func prefixed(_ count: Int) -> Int { varintSize(UInt64(count)) + count }
+        func value(_ value: StoredValue) -> Int {
+            if case let .encoded(bytes) = value { prefixed(bytes.count) } else { 0 }
+        }
+        var size = varintSize(UInt64(operations.count))
+        for operation in operations {
+            switch operation {
+            case let .put(table, key, stored): size += 1 + prefixed(table.utf8.count) + prefixed(key.count) + value(stored)
+            case let .remove(table, key): size += 1 + prefixed(table.utf8.count) + prefixed(key.count)
+            case let .setRoot(name, stored): size += 1 + prefixed(name.utf8.count) + value(stored)
+            case let .removeRoot(name): size += 1 + prefixed(name.utf8.count)
+            case let .declareTable(table, _): size += 3 + prefixed(table.utf8.count)
+            case let .declareRoot(name, _): size += 2 + prefixed(name.utf8.count)
+            case let .patchRoot(name, path, stored):
+                size += 2 + prefixed(name.utf8.count) + varintSize(UInt64(path.count)) + (stored.map(value) ?? 0)
+                for key in path { size += prefixed(key.utf8.count) }
+            }
+        }
+        return size
+    }
+
+    /// The bytes of `value` as a LEB128 varint.
+    static func varintSize(_ value: UInt64) -> Int {
+        max(1, (UInt64.bitWidth - value.leadingZeroBitCount + 6) / 7)
     }
 
     /// The operations of a payload, values left encoded; nil when malformed.

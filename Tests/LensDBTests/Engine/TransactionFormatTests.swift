@@ -1,3 +1,4 @@
+import LensTestSupport
 import Testing
 @testable import LensDB
 
@@ -27,6 +28,35 @@ import Testing
             return
         }
         #expect(try value.bytes() == [0x02])
+    }
+
+    /// The size reserved before encoding is the record's, across the
+    /// lengths where a varint takes another byte; a value still to encode
+    /// counts as none.
+    @Test func theSizeReservedIsTheRecordsExactly() throws {
+        var random = SeededGenerator.fromEnvironment("TransactionFormatTests.theSizeReservedIsTheRecordsExactly")
+        let lengths = [0, 1, 127, 128, 300, 16_383, 16_384]
+        func bytes() -> [UInt8] { Array(repeating: 7, count: lengths.randomElement(using: &random)!) }
+        func name() -> String { String(repeating: "é", count: lengths.randomElement(using: &random)! / 2) }
+        for _ in 0..<40 {
+            let operations: [Operation] = (0..<Int.random(in: 0...130, using: &random)).map { _ in
+                switch Int.random(in: 0..<7, using: &random) {
+                case 0: .put(table: name(), key: bytes(), value: .encoded(bytes()))
+                case 1: .remove(table: name(), key: bytes())
+                case 2: .setRoot(name: name(), value: .encoded(bytes()))
+                case 3: .removeRoot(name: name())
+                case 4: .declareTable(table: name(), encoding: TableEncoding(key: .uuid, value: .valueFormat))
+                case 5: .declareRoot(name: name(), encoding: .valueFormat)
+                default: .patchRoot(name: name(), path: (0..<Int.random(in: 1...3, using: &random)).map { _ in name() },
+                                    value: Bool.random(using: &random) ? .encoded(bytes()) : nil)
+                }
+            }
+            #expect(TransactionFormat.encodedSize(of: operations) == (try TransactionFormat.encode(operations)).count)
+        }
+        let document = Document.object(["a": .int(1)])
+        let documentBytes = try document.encodedBytes().count
+        let toEncode: [Operation] = [.setRoot(name: "app", value: .decoded(document))]
+        #expect(TransactionFormat.encodedSize(of: toEncode) == (try TransactionFormat.encode(toEncode)).count - 1 - documentBytes)
     }
 
     @Test func patchesWithoutKeysOrWithAnUnknownChangeDoNotParse() {
