@@ -81,6 +81,14 @@ public struct Transaction: Sendable {
         operations.append(operation)
     }
 
+    /// Makes room for `count` more operations, as a batch about to append
+    /// them does: a large batch then grows the list once, to its size, not
+    /// by doubling past it. Many small batches still grow it geometrically.
+    mutating func reserve(_ count: Int) {
+        let needed = operations.count + count
+        if needed > operations.capacity { operations.reserveCapacity(max(needed, operations.capacity * 2)) }
+    }
+
     /// Declares the root `name` a document in the value format, unless it
     /// is: what a patch of it needs before it (operation 6, then 7).
     mutating func declareValueFormat(root name: String) {

@@ -62,6 +62,8 @@ public struct TableTransaction<T: Entity> {
         let encodings = Self.encodings(of: entities)
         var storage = takeStorage()
         var deferred: [IndexChange] = []
+        deferred.reserveCapacity(entities.count)
+        transaction.reserve(entities.count + 1)
         defer {
             storage.apply(deferred)
             transaction.state.typed[table.name] = storage
