@@ -284,17 +284,18 @@ struct IndexStorage: Sendable {
     /// time; many rebuild the tree from the entries that stay, merged with
     /// the new ones sorted once: O(n + k log k) against k descents whose
     /// key comparisons dominate a bulk insert. `batch` is `changes` as a
-    /// rebuild reads them, made once for all the table's indexes; nil
-    /// only when no index rebuilds for them.
+    /// rebuild reads them, made once for all the table's indexes (made
+    /// here when nil and needed).
     ///
     /// Entries are matched to changes by row identity, so every row named
     /// by `changes` must still be alive: each change holds its rows.
     mutating func apply(_ changes: [IndexChange], _ batch: IndexBatch?) {
         guard !changes.isEmpty else { return }
-        guard rebuilds(for: changes), let batch else {
+        guard rebuilds(for: changes) else {
             for change in changes { update(old: change.old, new: change.new) }
             return
         }
+        let batch = batch ?? IndexBatch(changes)
         switch entries {
         case let .one(tree): entries = .one(Self.rebuilt(tree, definition, batch))
         case let .two(tree): entries = .two(Self.rebuilt(tree, definition, batch))

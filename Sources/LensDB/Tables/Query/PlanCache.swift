@@ -10,18 +10,8 @@ struct PlanShape: Hashable {
             case membership
         }
 
-        /// Whether a term's values can bound an index range.
-        enum Values: Hashable {
-            /// Of a type indexes cannot take.
-            case unindexed
-            case exact
-            /// One is NaN, which no range implies (its `==` differs from the index's).
-            case notANumber
-        }
-
         let path: AnyKeyPath
         let operation: Operation
-        let values: Values
     }
 
     struct OrderKey: Hashable {
@@ -34,9 +24,13 @@ struct PlanShape: Hashable {
     let order: [OrderKey]
     let limited: Bool
 
-    /// The shape of `spec`; nil when no plan of it would be reused: a term
-    /// no index serves is always left to check, the primary key serves one
-    /// on the identifier, and an order by identifiers is never walked.
+    /// The shape of `spec`; nil when no plan of it would be reused, as one
+    /// would always leave a condition to check (``QueryPlanner/reusing(_:)``
+    /// reuses none that does): a condition no index serves (`||`, `!`,
+    /// `.where`, `~=`), or on values no index range implies (of a type
+    /// indexes cannot take, or NaN, whose `==` differs from the index's).
+    /// The primary key serves a condition on the identifier, and an order
+    /// by identifiers is never walked: those are planned afresh too.
     init?(_ spec: QuerySpec) {
         guard spec.identifierOrderCount == nil else { return nil }
         var terms: [Term] = []
@@ -44,13 +38,11 @@ struct PlanShape: Hashable {
         for term in spec.terms {
             guard let path = term.path, !term.isIdentifier else { return nil }
             switch term.shape {
-            case let .comparison(op, value):
-                terms.append(Term(path: path, operation: .comparison(op),
-                                  values: value.map { $0.isNaN ? .notANumber : .exact } ?? .unindexed))
-            case let .membership(values):
-                terms.append(Term(path: path, operation: .membership,
-                                  values: values.map { $0.contains(where: \.isNaN) ? .notANumber : .exact } ?? .unindexed))
-            case .opaque:
+            case let .comparison(op, value?) where !value.isNaN:
+                terms.append(Term(path: path, operation: .comparison(op)))
+            case let .membership(values?) where !values.contains(where: \.isNaN):
+                terms.append(Term(path: path, operation: .membership))
+            default:
                 return nil
             }
         }
@@ -90,10 +82,13 @@ final class PlanCache: Sendable {
     }
 
     private let state = Locked(State())
+    /// The most shapes kept; past it, a new shape empties the cache first.
+    /// A program runs a few dozen shapes, each from its own call site.
+    private let capacity: Int
 
-    /// The most shapes kept; past it, the cache starts again empty. A
-    /// program runs a few dozen shapes, each from its own call site.
-    static var capacity: Int { 256 }
+    init(capacity: Int = 256) {
+        self.capacity = capacity
+    }
 
     /// The plan for `spec` on `contents`: a way chosen for its shape
     /// before, when one still applies, else the planner's choice.
@@ -112,7 +107,7 @@ final class PlanCache: Sendable {
         if plan.residual.isEmpty, let position = plan.alternatives[0].way.indexPosition {
             let chosen = Chosen(way: plan.alternatives[0].way, index: contents.indexes[position].definition.paths)
             state.withLock { state in
-                if state.chosen.count >= Self.capacity { state.chosen.removeAll() }
+                if state.chosen[shape] == nil, state.chosen.count >= capacity { state.chosen.removeAll() }
                 let other = state.chosen[shape]?.first { $0.walks != chosen.walks }
                 state.chosen[shape] = ([chosen] + (other.map { [$0] } ?? [])).sorted { $0.walks && !$1.walks }
             }

@@ -27,7 +27,8 @@ struct QueryPlan {
         /// The index field the order follows; every run fixes those before it.
         var field: Int
         /// The ranks of each run's entries in the version planned on, when
-        /// planning found them (runs made from a range's distinct values).
+        /// planning found them (runs made from a range's distinct values):
+        /// a single run with nothing to check skips its offset by them.
         var runRanks: [Range<Int>]? = nil
     }
 
@@ -176,13 +177,14 @@ final class QueryPlanner {
     /// shape (``PlanShape``) chose it and it is still as good as any:
     /// nil when it does not apply here, and the query is planned afresh.
     ///
-    /// Only ways that leave nothing to check are reused, and only where
-    /// every plan reads at least what they read: an index range holding
-    /// exactly the matches, when there is no limit or the matches are
-    /// within offset + limit; or a walk in the query's order, which reads
-    /// at most offset + limit entries (and starts a run per value it
-    /// merges, at most ``maxRanges``). Counting the other ways is what this
-    /// saves: most of planning a query that an index decides.
+    /// Only ways that leave nothing to check are reused, and only where no
+    /// other way costs less: an index range, which reads exactly the
+    /// matches, when there is no limit or the matches are within offset +
+    /// limit (every way reads them then); a walk in the query's order,
+    /// when it costs no more than reading its matches as a range and
+    /// sorting them (with a limit it reads at most offset + limit entries,
+    /// but merging runs costs a descent each). Counting the other ways is
+    /// what this saves: most of planning a query that an index decides.
     func reusing(_ way: QueryPlan.Way) -> QueryPlan? {
         let total = contents.rows.count
         switch way {
@@ -197,7 +199,11 @@ final class QueryPlanner {
             let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             // Runs that imply every condition hold exactly the matches.
             guard let runs = walkRuns(position, conditions), runs.implied.count == spec.terms.count else { return nil }
-            return walkPlan(position, field: field, runs, matches: Double(runs.entries), total: total)
+            let plan = walkPlan(position, field: field, runs, matches: Double(runs.entries), total: total)
+            // The runs hold exactly the matches: as a range, reading them
+            // and sorting them is the way to beat.
+            let asRange = cost(reads: runs.entries, residual: [], matches: Double(runs.entries), sortedAlready: false)
+            return plan.alternatives[0].cost <= asRange ? plan : nil
         case .primaryKey, .scan, .intersection:
             return nil
         }
@@ -455,8 +461,8 @@ final class QueryPlanner {
             searched = nil
             runRanks = nil
         }
+        // Runs made from values only (the ones ranked) are never empty.
         runs.removeAll(where: \.isEmpty)
-        if runRanks?.count != runs.count { runRanks = nil }
         return WalkRuns(runs: runs, entries: searched ?? runs.reduce(0) { $0 + count(position, $1) }, implied: implied, ranks: runRanks)
     }
 
