@@ -1,6 +1,5 @@
 /// What planning a query depends on besides its values: for each term, the
-/// field, the operator and whether its values can use an index; the
-/// order's keys; whether there is a limit. Queries of one shape differ in
+/// field and the operator; the order's keys; whether there is a limit. Queries of one shape differ in
 /// their values (`city == c && age in a...b` for each `c`, `a` and `b`), as
 /// a prepared statement's bindings do.
 struct PlanShape: Hashable {
