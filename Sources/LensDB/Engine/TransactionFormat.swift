@@ -88,7 +88,8 @@ enum TransactionFormat {
     }
 
     /// The bytes ``encode(_:)`` makes of `operations`, exactly when their
-    /// values are stored encoded (a value still to encode counts as none):
+    /// values are stored encoded (a value still to encode counts for
+    /// nothing, its length included):
     /// reserved before encoding, so a large record is neither copied as it
     /// grows nor left with up to twice its bytes allocated while it is
     /// compressed and written.

@@ -91,6 +91,40 @@ import Testing
     /// left pointing at a replaced row would read freed memory). A removal
     /// of an absent entry by ``PersistentBTree/removeValue(forPresentKey:)``
     /// changes nothing. Old versions keep their own entries.
+    /// Trees built from sorted entries, at the sizes where a leaf or an
+    /// inner level fills up, keep every invariant, rank and entry, take
+    /// changes afterwards, and a small one takes no more room than the same
+    /// entries inserted one at a time.
+    @Test func builtTreesHoldTheirEntriesAtEveryFillBoundary() {
+        let fill = PersistentBTree<Int, Int>.nodeCapacity * 3 / 4
+        for count in [0, 1, 2, fill - 1, fill, fill + 1, fill * fill, fill * fill + 1, fill * fill * 2 + 3] {
+            let entries = (0..<count).map { (key: $0 * 2, value: $0) }
+            var tree = PersistentBTree(sorted: entries)
+            #expect(tree.checkInvariants() == nil, "\(count)")
+            #expect(tree.count == count)
+            #expect(walk(tree) == entries.map(\.key), "\(count)")
+            for rank in Set([0, count / 2, count - 1]) where rank >= 0 && rank < count {
+                #expect(tree.entry(atRank: rank)?.key == rank * 2, "\(count) at \(rank)")
+                #expect(tree.rank(of: { $0 < rank * 2 }) == rank)
+            }
+            var marks = PersistentBTree<Int, EntryMark>.Builder(capacity: count)
+            for entry in entries { marks.append(entry.key, EntryMark()) }
+            let built = marks.tree()
+            #expect(built.checkInvariants() == nil && built.count == count, "\(count)")
+            // Odd keys between the built ones, then every other one out.
+            for key in stride(from: 1, to: 2 * count, by: 2) { tree.updateValue(-key, forKey: key) }
+            for key in stride(from: 0, to: 2 * count, by: 4) { tree.removeValue(forKey: key) }
+            #expect(tree.checkInvariants() == nil, "\(count) after changes")
+            #expect(walk(tree) == (0..<2 * count).filter { $0 % 4 != 0 }, "\(count) after changes")
+        }
+        for count in [1, 5, fill - 1] {
+            var inserted = PersistentBTree<Int, Int>()
+            for key in 0..<count { inserted.updateValue(key, forKey: key) }
+            let built = PersistentBTree(sorted: (0..<count).map { (key: $0, value: $0) })
+            #expect(built.allocatedBytes <= inserted.allocatedBytes, "\(count): \(built.allocatedBytes) against \(inserted.allocatedBytes)")
+        }
+    }
+
     @Test func replacedEntriesAndTheirSeparatorsAreTheNewOnes() throws {
         var random = SeededGenerator.fromEnvironment("persistentBTreeTagged")
         var tree = PersistentBTree<Tagged, EntryMark>()

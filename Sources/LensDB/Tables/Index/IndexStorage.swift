@@ -184,7 +184,8 @@ struct IndexStorage: Sendable {
                     inStoredOrder = true
                     return tree
                 }
-                // Rows come in identifier order, and the sort keeps ties in it.
+                // Rows come in identifier order, and `sortedPermutation`
+                // breaks ties by position, so equal keys stay in it.
                 var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: keys.count)
                 for place in sortedPermutation(keys) { builder.append(entry(place), EntryMark()) }
                 return builder.tree()

@@ -53,34 +53,34 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         private static var fill: Int { PersistentBTree.nodeCapacity * 3 / 4 }
 
         /// A builder for about `capacity` entries.
-        init(capacity: Int = 0) {
+        init(capacity: Int) {
             leaves.reserveCapacity(capacity / Self.fill + 1)
-            startLeaf()
         }
 
-        /// Adds the entry after every one added before: its key must not be
-        /// less than theirs.
+        /// Adds the entry after every one added before: its key must be
+        /// greater than theirs (a tree holds no key twice).
         mutating func append(_ key: Key, _ value: Value) {
+            if keys.isEmpty {
+                keys.reserveCapacity(Self.fill)
+                if Node.keepsValues { values.reserveCapacity(Self.fill) }
+            }
             keys.append(key)
             if Node.keepsValues { values.append(value) }
             if keys.count == Self.fill {
+                // The leaf holds these arrays alone from here: none is copied.
                 leaves.append(Node(leafKeys: keys, values: values))
-                startLeaf()
+                keys = []
+                values = []
             }
-        }
-
-        /// Fresh arrays for the next leaf: the leaf made holds the last
-        /// ones alone, so none is copied.
-        private mutating func startLeaf() {
-            keys = []
-            keys.reserveCapacity(Self.fill)
-            values = []
-            if Node.keepsValues { values.reserveCapacity(Self.fill) }
         }
 
         /// The tree of the entries added.
         consuming func tree() -> PersistentBTree {
-            if !keys.isEmpty { leaves.append(Node(leafKeys: keys, values: values)) }
+            if !keys.isEmpty {
+                // The last leaf, at its own size: a small tree is all of it.
+                let exact = keys.withUnsafeBufferPointer { Array($0) }
+                leaves.append(Node(leafKeys: exact, values: values.withUnsafeBufferPointer { Array($0) }))
+            }
             var tree = PersistentBTree()
             guard !leaves.isEmpty else { return tree }
             var level = leaves
