@@ -146,8 +146,13 @@ import Testing
             snapshots = try StoreDirectory(path: path, fileSystem: fileSystem).list().snapshots.count
             usleep(5000)
         }
-        #expect(snapshots == 1)
+        #expect(snapshots >= 1, "no compaction ran on its own")
         #expect(store.current.count(in: "t") == 10)
+        // A later compaction may still be writing its snapshot beside the
+        // one before (a slow run, under ThreadSanitizer, gets there): a
+        // close waits for it, and its end removes the older one.
+        store.close()
+        #expect(try StoreDirectory(path: path, fileSystem: fileSystem).list().snapshots.count == 1)
     }
 
     #if os(Linux) || os(macOS)
