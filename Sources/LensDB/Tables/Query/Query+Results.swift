@@ -57,7 +57,7 @@ extension Query {
     /// A query whose shape (its fields, operators and order; not its
     /// values) this table handle ran before may reuse the way chosen then,
     /// without weighing the others, when that way leaves nothing to check
-    /// and reads no more than any other could; the estimates line says so.
+    /// and no other way can cost less; the estimates line says so.
     public func explain() -> String {
         let storage = table.storage(in: version())
         // Only an identifier that does not encode fails a spec, and then the query runs nowhere.
