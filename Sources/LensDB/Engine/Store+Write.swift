@@ -76,15 +76,22 @@ extension Store {
             // An empty transaction still returns only once the state it read
             // is as durable as asked, so `.full` is a barrier either way.
             guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
-            let records = split ?? [transaction.operations]
+            // The feed reads the operations after the record is made (it
+            // cannot start or stop being observed while this lock is held);
+            // otherwise the record takes them, and frees each once written.
+            let observed = commitFeed.isObserved
+            let operationCount = transaction.operationCount
+            var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
             var next = transaction.state
             next.lsn = side.head.lsn + UInt64(records.count)
             if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
             if let log = side.log {
                 var enqueued = 0
                 do {
-                    for record in records {
-                        let lsn = try log.enqueue(try TransactionFormat.encode(record))
+                    for index in records.indices {
+                        let payload = observed
+                            ? try TransactionFormat.encode(records[index]) : try TransactionFormat.encode(draining: &records[index])
+                        let lsn = try log.enqueue(payload)
                         enqueued += 1
                         let expected = side.head.lsn + UInt64(enqueued)
                         precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
@@ -104,12 +111,12 @@ extension Store {
                     throw failure
                 }
             }
-            if commitFeed.isObserved {
+            if observed {
                 commitFeed.stage(CommittedTransaction(lsn: next.lsn, before: side.head, after: next, operations: transaction.operations))
             }
             side.head = next
             side.commits += 1
-            return (result, Commit(state: next, log: side.log, operations: transaction.operations.count))
+            return (result, Commit(state: next, log: side.log, operations: operationCount))
         }
     }
 

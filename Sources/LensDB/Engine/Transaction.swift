@@ -65,6 +65,14 @@ public struct Transaction: Sendable {
     /// How many operations the transaction holds so far.
     var operationCount: Int { operations.count }
 
+    /// The operations, moved out: the transaction holds none after, so the
+    /// caller holds the only reference to each value (its record then frees
+    /// them as it is made). Only for a transaction about to be committed.
+    mutating func takeOperations() -> [Operation] {
+        defer { operations = [] }
+        return operations
+    }
+
     /// Whether the transaction changes anything.
     public var isEmpty: Bool { operations.isEmpty }
 

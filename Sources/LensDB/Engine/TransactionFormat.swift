@@ -44,47 +44,70 @@ enum TransactionFormat {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encodedSize(of: operations))
         bytes.appendVarint(UInt64(operations.count))
-        for operation in operations {
-            switch operation {
-            case let .put(table, key, value):
-                bytes.append(OperationKind.put.rawValue)
-                bytes.appendLengthPrefixed(table)
-                bytes.appendLengthPrefixed(key)
+        for operation in operations { try append(operation, to: &bytes) }
+        return bytes
+    }
+
+    /// ``encode(_:)``, emptying `operations` as it goes: each operation is
+    /// released once its bytes are in the payload, so a large transaction's
+    /// values are not held beside the whole payload they were copied into
+    /// (a bulk put's peak memory). The bytes are the same. On a throw,
+    /// `operations` holds an unspecified part of what it held.
+    static func encode(draining operations: inout [Operation]) throws -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(encodedSize(of: operations))
+        bytes.appendVarint(UInt64(operations.count))
+        // The last reference to a value goes with the operation swapped out
+        // here; an empty name takes no allocation.
+        for index in operations.indices {
+            var operation = Operation.removeRoot(name: "")
+            swap(&operation, &operations[index])
+            try append(operation, to: &bytes)
+        }
+        operations = []
+        return bytes
+    }
+
+    /// Appends `operation`'s bytes to a payload.
+    private static func append(_ operation: Operation, to bytes: inout [UInt8]) throws {
+        switch operation {
+        case let .put(table, key, value):
+            bytes.append(OperationKind.put.rawValue)
+            bytes.appendLengthPrefixed(table)
+            bytes.appendLengthPrefixed(key)
+            bytes.appendLengthPrefixed(try value.bytes())
+        case let .remove(table, key):
+            bytes.append(OperationKind.remove.rawValue)
+            bytes.appendLengthPrefixed(table)
+            bytes.appendLengthPrefixed(key)
+        case let .setRoot(name, value):
+            bytes.append(OperationKind.setRoot.rawValue)
+            bytes.appendLengthPrefixed(name)
+            bytes.appendLengthPrefixed(try value.bytes())
+        case let .removeRoot(name):
+            bytes.append(OperationKind.removeRoot.rawValue)
+            bytes.appendLengthPrefixed(name)
+        case let .declareTable(table, encoding):
+            bytes.append(OperationKind.declareTable.rawValue)
+            bytes.appendLengthPrefixed(table)
+            bytes.append(encoding.key.rawValue)
+            bytes.append(encoding.value.rawValue)
+        case let .declareRoot(name, encoding):
+            bytes.append(OperationKind.declareRoot.rawValue)
+            bytes.appendLengthPrefixed(name)
+            bytes.append(encoding.rawValue)
+        case let .patchRoot(name, path, value):
+            bytes.append(OperationKind.patchRoot.rawValue)
+            bytes.appendLengthPrefixed(name)
+            bytes.appendVarint(UInt64(path.count))
+            for key in path { bytes.appendLengthPrefixed(key) }
+            if let value {
+                bytes.append(PatchChange.set.rawValue)
                 bytes.appendLengthPrefixed(try value.bytes())
-            case let .remove(table, key):
-                bytes.append(OperationKind.remove.rawValue)
-                bytes.appendLengthPrefixed(table)
-                bytes.appendLengthPrefixed(key)
-            case let .setRoot(name, value):
-                bytes.append(OperationKind.setRoot.rawValue)
-                bytes.appendLengthPrefixed(name)
-                bytes.appendLengthPrefixed(try value.bytes())
-            case let .removeRoot(name):
-                bytes.append(OperationKind.removeRoot.rawValue)
-                bytes.appendLengthPrefixed(name)
-            case let .declareTable(table, encoding):
-                bytes.append(OperationKind.declareTable.rawValue)
-                bytes.appendLengthPrefixed(table)
-                bytes.append(encoding.key.rawValue)
-                bytes.append(encoding.value.rawValue)
-            case let .declareRoot(name, encoding):
-                bytes.append(OperationKind.declareRoot.rawValue)
-                bytes.appendLengthPrefixed(name)
-                bytes.append(encoding.rawValue)
-            case let .patchRoot(name, path, value):
-                bytes.append(OperationKind.patchRoot.rawValue)
-                bytes.appendLengthPrefixed(name)
-                bytes.appendVarint(UInt64(path.count))
-                for key in path { bytes.appendLengthPrefixed(key) }
-                if let value {
-                    bytes.append(PatchChange.set.rawValue)
-                    bytes.appendLengthPrefixed(try value.bytes())
-                } else {
-                    bytes.append(PatchChange.remove.rawValue)
-                }
+            } else {
+                bytes.append(PatchChange.remove.rawValue)
             }
         }
-        return bytes
     }
 
     /// The bytes ``encode(_:)`` makes of `operations`, exactly when their

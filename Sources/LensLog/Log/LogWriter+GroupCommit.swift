@@ -168,6 +168,8 @@ extension LogWriter {
         // Sealed here, not when queued: the associated data binds each
         // record to its LSN and to the synced LSN of this batch, known only now.
         var buffer: [UInt8] = []
+        // At its exact size: a large record is not copied as the buffer grows.
+        buffer.reserveCapacity(batch.reduce(0) { $0 + RecordFrame.size(storedCount: $1.stored.count, sealed: cipher != nil) })
         for record in batch {
             let sealing = cipher.map { RecordFrame.Sealing(cipher: $0, generation: header.generation, nonce: nonces.next()) }
             RecordFrame.append(

@@ -29,6 +29,12 @@ enum RecordFrame {
         return CRC32C.checksum(salt)
     }
 
+    /// The bytes ``append(to:stored:type:flags:lsn:syncedLSN:seed:sealing:)``
+    /// adds for a payload stored as `storedCount` bytes, sealed or not.
+    static func size(storedCount: Int, sealed: Bool) -> Int {
+        LogFormat.frameHeaderSize + storedCount + (sealed ? EncryptionFormat.envelopeOverhead : 0)
+    }
+
     /// Appends one frame to `buffer`. `stored` is the payload as a plain log
     /// stores it (already compressed when `flags` contains `.lz4`); with
     /// `sealing`, the frame holds its envelope instead and has ``RecordFlags/sealed``.
@@ -180,14 +186,12 @@ enum RecordFrame {
     /// The stored form of `payload`: LZ4-compressed with its length prefix when
     /// `compress` is set and that saves space, else the payload itself.
     static func store(_ payload: [UInt8], compress: Bool) -> (stored: [UInt8], flags: RecordFlags) {
-        guard compress, payload.count >= LogFormat.compressionThreshold,
-              let block = payload.withUnsafeBytes({ LZ4.compress($0) }),
-              block.count + LogFormat.compressedPrefixSize < payload.count
+        guard compress, payload.count >= LogFormat.compressionThreshold else { return (payload, []) }
+        var prefix: [UInt8] = []
+        prefix.appendLittleEndian(UInt32(payload.count))
+        // The block goes straight after its prefix, not into a buffer of its own first.
+        guard let stored = payload.withUnsafeBytes({ LZ4.compress($0, after: prefix) }), stored.count < payload.count
         else { return (payload, []) }
-        var stored: [UInt8] = []
-        stored.reserveCapacity(block.count + LogFormat.compressedPrefixSize)
-        stored.appendLittleEndian(UInt32(payload.count))
-        stored.append(contentsOf: block)
         return (stored, .lz4)
     }
 }

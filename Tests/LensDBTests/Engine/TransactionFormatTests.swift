@@ -1,3 +1,4 @@
+import LensLog
 import LensTestSupport
 import Testing
 @testable import LensDB
@@ -52,11 +53,31 @@ import Testing
                 }
             }
             #expect(TransactionFormat.encodedSize(of: operations) == (try TransactionFormat.encode(operations)).count)
+            var drained = operations
+            #expect(try TransactionFormat.encode(draining: &drained) == (try TransactionFormat.encode(operations)), "draining writes the same bytes")
+            #expect(drained.isEmpty)
         }
         let document = Document.object(["a": .int(1)])
         let documentBytes = try document.encodedBytes().count
         let toEncode: [Operation] = [.setRoot(name: "app", value: .decoded(document))]
         #expect(TransactionFormat.encodedSize(of: toEncode) == (try TransactionFormat.encode(toEncode)).count - 1 - documentBytes)
+    }
+
+    /// A record made by draining its operations releases each one's value
+    /// once written, before the next is encoded: a large transaction's
+    /// values are not all held beside the payload they were copied into.
+    @Test func drainingReleasesEachValueOnceItIsWritten() throws {
+        let tracker = ValueTracker()
+        var operations: [Operation] = (0..<5).map { index in
+            .setRoot(name: "root\(index)", value: .decoded(TrackedValue(index, tracker)))
+        }
+        let expected = try TransactionFormat.encode(operations)
+        #expect(tracker.encodedWhileAlive() == [[0, 1, 2, 3, 4], [0, 1, 2, 3, 4], [0, 1, 2, 3, 4], [0, 1, 2, 3, 4], [0, 1, 2, 3, 4]],
+                "encoding without draining holds every value to the end")
+        tracker.reset()
+        #expect(try TransactionFormat.encode(draining: &operations) == expected)
+        #expect(tracker.encodedWhileAlive() == [[0, 1, 2, 3, 4], [1, 2, 3, 4], [2, 3, 4], [3, 4], [4]])
+        #expect(tracker.alive() == [])
     }
 
     @Test func patchesWithoutKeysOrWithAnUnknownChangeDoNotParse() {
@@ -67,5 +88,36 @@ import Testing
         for payload in [noKeys, unknownChange, cutValue, tooDeep] {
             #expect(TransactionFormat.decode(payload) == nil, "\(payload.prefix(10))")
         }
+    }
+}
+
+/// Which ``TrackedValue``s are alive, and which were alive as each encoded.
+private final class ValueTracker: Sendable {
+    private let state = Locked((alive: Set<Int>(), encodings: [[Int]]()))
+
+    func born(_ index: Int) { state.withLock { _ = $0.alive.insert(index) } }
+    func died(_ index: Int) { state.withLock { _ = $0.alive.remove(index) } }
+    func encoded() { state.withLock { $0.encodings.append($0.alive.sorted()) } }
+    func alive() -> [Int] { state.withLock { $0.alive.sorted() } }
+    func encodedWhileAlive() -> [[Int]] { state.withLock { $0.encodings } }
+    func reset() { state.withLock { $0.encodings = [] } }
+}
+
+/// A value still to encode that reports its life to a tracker.
+private final class TrackedValue: SelfEncodingValue {
+    let index: Int
+    let tracker: ValueTracker
+
+    init(_ index: Int, _ tracker: ValueTracker) {
+        self.index = index
+        self.tracker = tracker
+        tracker.born(index)
+    }
+
+    deinit { tracker.died(index) }
+
+    func encodedBytes() throws -> [UInt8] {
+        tracker.encoded()
+        return [UInt8(index)]
     }
 }

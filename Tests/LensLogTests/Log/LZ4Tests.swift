@@ -34,4 +34,15 @@ import Testing
         let noise = (0..<200).map { _ in UInt8.random(in: 0...255, using: &random) }
         #expect(noise.withUnsafeBytes { LZ4.compress($0) } == nil, "incompressible bytes are stored as they are")
     }
+
+    /// A block made after a prefix is the same block, the prefix before it:
+    /// how a record's length prefix and its block share one allocation.
+    @Test func aBlockAfterAPrefixIsTheSameBlock() throws {
+        let block = try #require(Self.text.withUnsafeBytes { LZ4.compress($0) })
+        for prefix in [[], [0xAB], [1, 2, 3, 4]] as [[UInt8]] {
+            #expect(Self.text.withUnsafeBytes { LZ4.compress($0, after: prefix) } == prefix + block)
+        }
+        let noise = (0..<200).map { UInt8(truncatingIfNeeded: $0 &* 0x9E37_79B9 >> 7) }
+        #expect(noise.withUnsafeBytes { LZ4.compress($0, after: [9, 9, 9, 9]) } == nil)
+    }
 }
