@@ -33,6 +33,25 @@ let tableProfileWorkload = Workload(
         store.close()
         return
     }
+    if CommandLine.arguments.contains("w3") {
+        // W3 alone: 8 threads × 250 durable commits each, typed puts against
+        // the core's raw puts on the same store, in turns.
+        let (store, people) = try openLensPeople(path.path)
+        for round in 1...5 {
+            var start = now()
+            runThreads(8) { thread in
+                for commit in 0..<250 { try? people.put(BenchPerson.make(Int64(thread * 1000 + commit + 1), version: round)) }
+            }
+            let typed = 2000 / (now() - start)
+            start = now()
+            runThreads(8) { thread in
+                for commit in 0..<250 { try? store.write { tx in tx.put([UInt8(commit % 256)], for: [3, UInt8(thread)], in: "raw") } }
+            }
+            print(String(format: "8 threads × 250 durable commits: typed %.0f/s, raw %.0f/s", typed, 2000 / (now() - start)))
+        }
+        store.close()
+        return
+    }
     if CommandLine.arguments.contains("updates") {
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()
