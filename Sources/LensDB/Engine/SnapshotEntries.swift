@@ -48,10 +48,10 @@ final class SnapshotEntries: Sendable {
         /// snapshots LensDB writes give them.
         private var ascending = true
 
-        mutating func append(key: [UInt8], value: [UInt8]) {
-            if ascending, let last = keys.last, !precedes(last, key) { ascending = false }
-            keys.append(key)
-            values.append(value)
+        mutating func append(key: consuming [UInt8], value: consuming [UInt8]) {
+            if ascending, !keys.isEmpty, !precedes(keys[keys.count - 1], key) { ascending = false }
+            keys.append(consume key)
+            values.append(consume value)
         }
 
         /// The entries, in key order. A snapshot LensDB did not write may

@@ -243,7 +243,7 @@ extension Store {
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {
         var loader = SnapshotLoader(lastLSN: snapshot.lastLSN)
         try snapshot.forEachItem { item in
-            if let problem = loader.add(item) { throw SnapshotError.malformedItem(file: snapshot.path, reason: problem) }
+            if let problem = loader.add(consume item) { throw SnapshotError.malformedItem(file: snapshot.path, reason: problem) }
         }
         return loader.state
     }
@@ -273,8 +273,14 @@ extension Duration {
 struct SnapshotLoader {
     private var loaded = StoreState()
     private var tableNames: [UInt64: String] = [:]
-    /// The entries of each table so far, in the snapshot's order.
+    /// The entries of each table so far, in the snapshot's order, but for
+    /// those of the table that took the last entry.
     private var entries: [String: SnapshotEntries.Builder] = [:]
+    /// The table that took the last entry, with its entries, held apart:
+    /// a snapshot gives each table's entries together, so an entry neither
+    /// hashes its table's name nor looks it up, and the arrays it goes
+    /// into are not shared with a dictionary (which would copy them).
+    private var current: (id: UInt64, name: String, builder: SnapshotEntries.Builder)?
 
     init(lastLSN: UInt64) { loaded.lsn = lastLSN }
 
@@ -282,17 +288,35 @@ struct SnapshotLoader {
     var state: StoreState {
         var state = loaded
         for (name, builder) in entries { state.snapshotTables[name] = builder.build() }
+        if let current { state.snapshotTables[current.name] = current.builder.build() }
         return state
     }
 
+    /// Appends an entry of table `table`, named `name`.
+    private mutating func append(key: consuming [UInt8], value: consuming [UInt8], table: UInt64, name: String) {
+        if current?.id != table {
+            if let previous = current.take() { entries[previous.name] = previous.builder }
+            current = (table, name, entries.removeValue(forKey: name) ?? SnapshotEntries.Builder())
+        }
+        current!.builder.append(key: key, value: value)
+    }
+
     /// Adds one item; nil when it fits, else why it does not.
-    mutating func add(_ item: SnapshotItem) -> String? {
-        switch item {
+    mutating func add(_ item: consuming SnapshotItem) -> String? {
+        // Consumed: an entry's key and value move into the table's arrays
+        // without a retain, and leave no release behind.
+        switch consume item {
         case let .table(id, name):
             tableNames[id] = name
+            // An identifier declared again names another table from here on.
+            if current?.id == id, let previous = current.take() { entries[previous.name] = previous.builder }
         case let .entry(table, key, value):
-            guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
-            entries[name, default: SnapshotEntries.Builder()].append(key: key, value: value)
+            if current?.id == table {
+                current!.builder.append(key: key, value: value)
+            } else {
+                guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
+                append(key: key, value: value, table: table, name: name)
+            }
         case let .root(name, value):
             loaded.roots[name] = .encoded(value)
         case let .tableEncoding(table, key, value):

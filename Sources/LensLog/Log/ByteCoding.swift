@@ -96,7 +96,9 @@ public struct ByteCursor {
     public mutating func lengthPrefixed() -> [UInt8]? {
         guard let length = varint(), length <= UInt64(remaining) else { return nil }
         defer { offset += Int(length) }
-        return Array(bytes[offset..<(offset + Int(length))])
+        // Through a buffer, not a slice: a slice would retain and release
+        // the whole array for each field read.
+        return bytes.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[offset..<(offset + Int(length))])) }
     }
 
     /// A length-prefixed UTF-8 string; nil when cut or not valid UTF-8.

@@ -77,12 +77,14 @@ public struct SnapshotFile: Sendable {
     }
 
     /// Calls `body` with every item in order, opening each chunk with
-    /// ``cipher`` when the snapshot is encrypted.
+    /// ``cipher`` when the snapshot is encrypted. Each item is handed over
+    /// (`consuming`): an open moves an entry's key and value into its
+    /// tables without copying or retaining them.
     /// - Throws: ``EncryptionError`` when ``cipher`` does not fit the
     ///   header (none for an encrypted snapshot, one for a plain one, another
     ///   key), before any chunk is read; ``SnapshotError`` for a malformed
     ///   chunk or item or a chunk that does not authenticate; or what `body` throws.
-    public func forEachItem(_ body: (SnapshotItem) throws -> Void) throws {
+    public func forEachItem(_ body: (consuming SnapshotItem) throws -> Void) throws {
         try EncryptionError.check(encryption, against: cipher, file: path)
         var offset = headerSize
         let end = bytes.count - SnapshotFormat.trailerSize
