@@ -76,9 +76,10 @@ extension Store {
             // An empty transaction still returns only once the state it read
             // is as durable as asked, so `.full` is a barrier either way.
             guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
-            // The feed reads the operations after the record is made (it
-            // cannot start or stop being observed while this lock is held);
+            // The feed reads the operations after the record is made;
             // otherwise the record takes them, and frees each once written.
+            // No observer can be added while this lock is held; one removed
+            // meanwhile only leaves the feed operations nobody reads.
             let observed = commitFeed.isObserved
             let operationCount = transaction.operationCount
             var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]

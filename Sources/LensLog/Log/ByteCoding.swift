@@ -65,10 +65,13 @@ public struct ByteCursor {
     public private(set) var offset: Int
     private let end: Int
 
+    /// A cursor over `bytes[start..<end]` (to the end by default). Bounds
+    /// past the bytes stop at them: fields are read through a buffer whose
+    /// bounds only these limits keep.
     public init(_ bytes: [UInt8], from start: Int = 0, to end: Int? = nil) {
         self.bytes = bytes
-        offset = start
-        self.end = end ?? bytes.count
+        self.end = max(0, min(end ?? bytes.count, bytes.count))
+        offset = max(0, min(start, self.end))
     }
 
     public var isAtEnd: Bool { offset >= end }

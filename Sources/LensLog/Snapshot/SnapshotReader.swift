@@ -79,7 +79,10 @@ public struct SnapshotFile: Sendable {
     /// Calls `body` with every item in order, opening each chunk with
     /// ``cipher`` when the snapshot is encrypted. Each item is handed over
     /// (`consuming`): an open moves an entry's key and value into its
-    /// tables without copying or retaining them.
+    /// tables without copying or retaining them. The chunks are read and
+    /// parsed a few at a time on every core; `body` is called on the
+    /// caller's thread alone, and what throws (a chunk, an item, `body`)
+    /// throws where reading the items in order one by one would.
     /// - Throws: ``EncryptionError`` when ``cipher`` does not fit the
     ///   header (none for an encrypted snapshot, one for a plain one, another
     ///   key), before any chunk is read; ``SnapshotError`` for a malformed
@@ -90,22 +93,83 @@ public struct SnapshotFile: Sendable {
         let end = bytes.count - SnapshotFormat.trailerSize
         var chunks: UInt64 = 0, items: UInt64 = 0
         while offset < end {
-            let opening = cipher.map { ChunkOpening(cipher: $0, generation: generation, lastLSN: lastLSN, index: chunks) }
-            let (raw, size, flags) = try Self.readChunk(bytes, at: offset, end: end, path: path, opening: opening)
-            // Only the last chunk of an encrypted snapshot says it is the last.
-            if cipher != nil, flags.contains(.final) != (offset + size == end) {
-                throw SnapshotError.authenticationFailed(file: path, offset: Int64(offset))
+            // A wave of chunks is read, checked, opened, expanded and parsed
+            // on every core; its items reach `body` here, in order, and a
+            // chunk's failure is thrown where a reading in order would.
+            let starts = chunkStarts(from: offset, end: end, count: Parallel.threads * Self.chunksPerThread)
+            let first = chunks
+            var wave = Parallel.map(starts.count) { place in parsedChunk(at: starts[place], end: end, index: first + UInt64(place)) }
+            for place in wave.indices {
+                var chunk = ParsedChunk()
+                swap(&chunk, &wave[place])
+                let (size, flags) = try chunk.read.get()
+                // Only the last chunk of an encrypted snapshot says it is the last.
+                if cipher != nil, flags.contains(.final) != (offset + size == end) {
+                    throw SnapshotError.authenticationFailed(file: path, offset: Int64(offset))
+                }
+                // Reversed when parsed, so each item moves out of the end.
+                while let item = chunk.items.popLast() {
+                    try body(item)
+                    items += 1
+                }
+                if let failure = chunk.failure { throw failure }
+                offset += size
+                chunks += 1
             }
-            var cursor = ByteCursor(raw)
-            while !cursor.isAtEnd {
-                guard let item = Self.item(&cursor, version: version) else { throw SnapshotError.badChunk(file: path, offset: Int64(offset)) }
-                try body(item)
-                items += 1
-            }
-            offset += size
-            chunks += 1
         }
         guard chunks == chunkCount, items == itemCount else { throw SnapshotError.countMismatch(file: path) }
+    }
+
+    /// How many chunks a wave of ``forEachItem(_:)`` gives each thread:
+    /// enough that starting the threads costs little beside the chunks
+    /// (about 64 KiB each), few enough that a wave's items stay small.
+    /// Tuning only.
+    static var chunksPerThread: Int { 8 }
+
+    /// One chunk as a thread of ``forEachItem(_:)`` read it: its size and
+    /// flags or why it did not read, and the items it holds in reverse
+    /// order, up to the first malformed one (`failure`).
+    private struct ParsedChunk: Sendable {
+        var read: Result<(size: Int, flags: ChunkFlags), SnapshotError> = .success((0, []))
+        var items: [SnapshotItem] = []
+        var failure: SnapshotError?
+    }
+
+    /// The offsets of up to `count` chunks from `offset` on, as their
+    /// headers give their sizes; a chunk whose header does not fit is the
+    /// last (reading it says what is wrong).
+    private func chunkStarts(from offset: Int, end: Int, count: Int) -> [Int] {
+        var starts: [Int] = [], offset = offset
+        while offset < end, starts.count < count {
+            starts.append(offset)
+            guard end - offset >= SnapshotFormat.chunkHeaderSize else { break }
+            let stored = Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            guard stored <= end - offset - SnapshotFormat.chunkHeaderSize else { break }
+            offset += SnapshotFormat.chunkHeaderSize + stored
+        }
+        return starts
+    }
+
+    /// Reads chunk number `index`, at `offset`, and parses its items.
+    private func parsedChunk(at offset: Int, end: Int, index: UInt64) -> ParsedChunk {
+        let opening = cipher.map { ChunkOpening(cipher: $0, generation: generation, lastLSN: lastLSN, index: index) }
+        var parsed = ParsedChunk()
+        do {
+            let (raw, size, flags) = try Self.readChunk(bytes, at: offset, end: end, path: path, opening: opening)
+            parsed.read = .success((size, flags))
+            var cursor = ByteCursor(raw)
+            while !cursor.isAtEnd {
+                guard let item = Self.item(&cursor, version: version) else {
+                    parsed.failure = .badChunk(file: path, offset: Int64(offset))
+                    break
+                }
+                parsed.items.append(item)
+            }
+            parsed.items.reverse()
+        } catch {
+            parsed.read = .failure(error)
+        }
+        return parsed
     }
 
     /// What opens the chunks of an encrypted snapshot: the cipher, the

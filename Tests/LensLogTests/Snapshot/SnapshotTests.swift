@@ -93,6 +93,62 @@ import Testing
         #expect(try items(bytes) == expected)
     }
 
+    /// Chunks are read a wave at a time on every core; the items still come
+    /// in order across the waves, and a malformed chunk, or a throw from the
+    /// body, stops the reading where reading in order would.
+    @Test func chunksReadSideBySideGiveTheirItemsAndTheirFailuresInOrder() throws {
+        let entries = (0..<12_000).map { index in
+            SnapshotItem.entry(table: 0, key: Array("\(index)".utf8), value: [UInt8](repeating: UInt8(index % 251), count: 200))
+        }
+        let bytes = try snapshotBytes(compression: false) { writer in
+            try writer.addTable(id: 0, name: "t")
+            for case let .entry(table, key, value) in entries { try writer.addEntry(table: table, key: key, value: value) }
+        }
+        let wave = Parallel.threads * SnapshotFile.chunksPerThread
+        let file = try SnapshotFile(bytes: bytes, path: "s")
+        #expect(file.chunkCount > 16 && (Parallel.threads > 2 || file.chunkCount > 2 * UInt64(wave)), "\(file.chunkCount) chunks")
+        #expect(try items(bytes) == [.table(id: 0, name: "t")] + entries)
+
+        // Chunk 20's fourth item made malformed, its checksums made good again.
+        var starts: [Int] = [], offset = SnapshotFormat.headerSize, itemsBefore = 0
+        while starts.count <= 20 {
+            starts.append(offset)
+            let stored = Int(bytes.littleEndian(at: offset, as: UInt32.self))
+            var cursor = ByteCursor(Array(bytes[(offset + SnapshotFormat.chunkHeaderSize)..<(offset + SnapshotFormat.chunkHeaderSize + stored)]))
+            var read = 0
+            while read < (starts.count <= 20 ? Int.max : 3), !cursor.isAtEnd, SnapshotFile.item(&cursor, version: file.version) != nil {
+                read += 1
+            }
+            itemsBefore += read
+            if starts.count == 21 { offset += SnapshotFormat.chunkHeaderSize + cursor.offset } else { offset += SnapshotFormat.chunkHeaderSize + stored }
+        }
+        var damaged = bytes
+        let chunk = starts[20], stored = Int(bytes.littleEndian(at: chunk, as: UInt32.self))
+        damaged[offset] = 0xEE
+        func storeLittleEndian(_ value: UInt32, at offset: Int) {
+            for index in 0..<4 { damaged[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index)) }
+        }
+        let start = chunk + SnapshotFormat.chunkHeaderSize
+        storeLittleEndian(CRC32C.checksum(Array(damaged[start..<(start + stored)]), continuing: CRC32C.checksum(Array(damaged[chunk..<(chunk + 12)]))), at: chunk + 12)
+        storeLittleEndian(CRC32C.checksum(Array(damaged[..<(damaged.count - 4)])), at: damaged.count - 4)
+        var read: [SnapshotItem] = []
+        #expect(throws: SnapshotError.badChunk(file: "s", offset: Int64(chunk))) {
+            try SnapshotFile(bytes: damaged, path: "s").forEachItem { read.append($0) }
+        }
+        #expect(read.count == itemsBefore && read == Array(([.table(id: 0, name: "t")] + entries).prefix(itemsBefore)))
+
+        // A throw from the body ends the reading at once.
+        struct Enough: Error {}
+        var calls = 0
+        #expect(throws: Enough.self) {
+            try file.forEachItem { _ in
+                calls += 1
+                if calls == 5_000 { throw Enough() }
+            }
+        }
+        #expect(calls == 5_000)
+    }
+
     @Test func aLongIndexOrderIsSplitIntoItemsThatContinueOneAnother() throws {
         let order = (0..<40_000).map { UInt32(($0 * 7919) % 40_000) }
         let bytes = try snapshotBytes { writer in
