@@ -96,7 +96,9 @@ public struct SnapshotFile: Sendable {
             // A wave of chunks is read, checked, opened, expanded and parsed
             // on every core; its items reach `body` here, in order, and a
             // chunk's failure is thrown where a reading in order would.
-            let starts = chunkStarts(from: offset, end: end, count: Parallel.threads * Self.chunksPerThread)
+            let starts = chunkStarts(
+                from: offset, end: end, count: Parallel.threads * Self.chunksPerThread,
+                bytes: Parallel.threads * Self.chunksPerThread * SnapshotFormat.targetChunkSize)
             let first = chunks
             var wave = Parallel.map(starts.count) { place in parsedChunk(at: starts[place], end: end, index: first + UInt64(place)) }
             for place in wave.indices {
@@ -136,13 +138,22 @@ public struct SnapshotFile: Sendable {
     }
 
     /// The offsets of up to `count` chunks from `offset` on, as their
-    /// headers give their sizes; a chunk whose header does not fit is the
-    /// last (reading it says what is wrong).
-    private func chunkStarts(from offset: Int, end: Int, count: Int) -> [Int] {
-        var starts: [Int] = [], offset = offset
+    /// headers give their sizes, expanding to at most `bytes` together
+    /// unless the first does alone: a snapshot of large items (a chunk
+    /// holds a whole item) is read one chunk at a time, as before, not
+    /// many at once. A chunk whose header does not fit is the last
+    /// (reading it says what is wrong).
+    func chunkStarts(from offset: Int, end: Int, count: Int, bytes budget: Int) -> [Int] {
+        var starts: [Int] = [], offset = offset, expanded = 0
         while offset < end, starts.count < count {
+            guard end - offset >= SnapshotFormat.chunkHeaderSize else {
+                starts.append(offset)
+                break
+            }
+            let raw = Int(bytes.littleEndian(at: offset + 4, as: UInt32.self))
+            if !starts.isEmpty, expanded + raw > budget { break }
             starts.append(offset)
-            guard end - offset >= SnapshotFormat.chunkHeaderSize else { break }
+            expanded += raw
             let stored = Int(bytes.littleEndian(at: offset, as: UInt32.self))
             guard stored <= end - offset - SnapshotFormat.chunkHeaderSize else { break }
             offset += SnapshotFormat.chunkHeaderSize + stored

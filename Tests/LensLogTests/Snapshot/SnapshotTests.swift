@@ -149,6 +149,24 @@ import Testing
         #expect(calls == 5_000)
     }
 
+    /// A wave takes chunks up to a number of bytes expanded, so that a
+    /// snapshot of large items (a chunk holds a whole item) is not
+    /// expanded many chunks at once; the first chunk goes however large.
+    @Test func aWaveOfLargeChunksStaysWithinItsBytes() throws {
+        let large = [UInt8](repeating: 7, count: 300_000)
+        let bytes = try snapshotBytes { writer in
+            try writer.addTable(id: 0, name: "t")
+            for index in 0..<10 { try writer.addEntry(table: 0, key: [UInt8(index)], value: large) }
+        }
+        let file = try SnapshotFile(bytes: bytes, path: "s")
+        let end = bytes.count - SnapshotFormat.trailerSize
+        #expect(file.chunkCount >= 10)
+        #expect(file.chunkStarts(from: SnapshotFormat.headerSize, end: end, count: 16, bytes: 1 << 20).count == 3)
+        #expect(file.chunkStarts(from: SnapshotFormat.headerSize, end: end, count: 16, bytes: 1_000).count == 1)
+        #expect(file.chunkStarts(from: SnapshotFormat.headerSize, end: end, count: 2, bytes: 1 << 30).count == 2)
+        #expect(try items(bytes).count == 11)
+    }
+
     @Test func aLongIndexOrderIsSplitIntoItemsThatContinueOneAnother() throws {
         let order = (0..<40_000).map { UInt32(($0 * 7919) % 40_000) }
         let bytes = try snapshotBytes { writer in
