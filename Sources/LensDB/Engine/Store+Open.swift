@@ -292,13 +292,9 @@ struct SnapshotLoader {
         return state
     }
 
-    /// Appends an entry of table `table`, named `name`.
-    private mutating func append(key: consuming [UInt8], value: consuming [UInt8], table: UInt64, name: String) {
-        if current?.id != table {
-            if let previous = current.take() { entries[previous.name] = previous.builder }
-            current = (table, name, entries.removeValue(forKey: name) ?? SnapshotEntries.Builder())
-        }
-        current!.builder.append(key: key, value: value)
+    /// Puts the table at hand back with the others, if there is one.
+    private mutating func setCurrentAside() {
+        if let previous = current.take() { entries[previous.name] = previous.builder }
     }
 
     /// Adds one item; nil when it fits, else why it does not.
@@ -309,14 +305,14 @@ struct SnapshotLoader {
         case let .table(id, name):
             tableNames[id] = name
             // An identifier declared again names another table from here on.
-            if current?.id == id, let previous = current.take() { entries[previous.name] = previous.builder }
+            if current?.id == id { setCurrentAside() }
         case let .entry(table, key, value):
-            if current?.id == table {
-                current!.builder.append(key: key, value: value)
-            } else {
+            if current?.id != table {
                 guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
-                append(key: key, value: value, table: table, name: name)
+                setCurrentAside()
+                current = (table, name, entries.removeValue(forKey: name) ?? SnapshotEntries.Builder())
             }
+            current!.builder.append(key: key, value: value)
         case let .root(name, value):
             loaded.roots[name] = .encoded(value)
         case let .tableEncoding(table, key, value):
