@@ -108,14 +108,16 @@ struct TableLoader<T: Entity> {
         let ranges = Parallel.runs(of: keys.count, smallest: entriesPerThread)
         let schema = storage.schema, lsn = state.lsn
         let runs = Parallel.map(ranges.count) { run in decode(keys, values, ranges[run], schema: schema, lsn: lsn) }
-        var rows: [(key: IndexValue, value: RowObject)] = []
-        rows.reserveCapacity(runs.reduce(0) { $0 + $1.rows.count })
+        var ids: [IndexValue] = [], rows: [RowObject] = []
+        ids.reserveCapacity(runs.reduce(0) { $0 + $1.ids.count })
+        rows.reserveCapacity(ids.capacity)
         // Rows come in identifier order from a table as its snapshot holds
         // it, whose keys ascend; a table changed since is a hash map.
         var ascending = state.snapshotTables[name] != nil
         for run in runs {
-            if let last = rows.last, let next = run.rows.first, !(last.key < next.key) { ascending = false }
+            if let last = ids.last, let next = run.ids.first, !(last < next) { ascending = false }
             ascending = ascending && run.ascending
+            ids.append(contentsOf: run.ids)
             rows.append(contentsOf: run.rows)
         }
         let failures = runs.flatMap(\.failures).map { (key: keys[$0.position], bytes: values[$0.position], error: $0.error) }
@@ -129,9 +131,15 @@ struct TableLoader<T: Entity> {
                                          missingField: DecodingFailure.missingField(first.error),
                                          reason: Self.reason(first.error), count: failures.count)
         }
-        if !ascending { rows = sortedPermutation(rows.map(\.key)).map { rows[$0] } }
-        storage.rows = PersistentBTree(sorted: rows)
-        storage.encodedBytes = rows.reduce(0) { $0 + Int($1.value.encodedCount) }
+        if !ascending {
+            let order = sortedPermutation(ids)
+            ids = order.map { ids[$0] }
+            rows = order.map { rows[$0] }
+        }
+        var builder = PersistentBTree<IndexValue, RowObject>.Builder(capacity: rows.count)
+        for (id, row) in zip(ids, rows) { builder.append(id, row) }
+        storage.rows = builder.tree()
+        storage.encodedBytes = rows.reduce(0) { $0 + Int($1.encodedCount) }
         // The snapshot's orders place rows among its entries; with an entry
         // that did not decode, the places are not the rows' any more.
         try buildIndexes(&storage, rows, orders: failures.isEmpty ? state.indexOrders[name] ?? [:] : [:])
@@ -152,10 +160,12 @@ struct TableLoader<T: Entity> {
         return (keys, values)
     }
 
-    /// What decoding a run of entries gives: its rows, whether their
-    /// identifiers ascend, and the entries that did not decode (by position).
+    /// What decoding a run of entries gives: its rows and their
+    /// identifiers, whether those ascend, and the entries that did not
+    /// decode (by position).
     private struct DecodedRun {
-        var rows: [(key: IndexValue, value: RowObject)] = []
+        var ids: [IndexValue] = []
+        var rows: [RowObject] = []
         var ascending = true
         var failures: [(position: Int, error: any Error)] = []
     }
@@ -167,6 +177,7 @@ struct TableLoader<T: Entity> {
     ) -> DecodedRun {
         let decoder = ValueDecoder()
         var run = DecodedRun()
+        run.ids.reserveCapacity(range.count)
         run.rows.reserveCapacity(range.count)
         for position in range {
             do {
@@ -175,8 +186,9 @@ struct TableLoader<T: Entity> {
                 guard schema.identifier(fromKeyBytes: keys[position]) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                if run.ascending, let last = run.rows.last, !(last.key < id) { run.ascending = false }
-                run.rows.append((id, RowBox(entity, id: id, lsn: lsn, encoding: EncodingSummary(values[position]))))
+                if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
+                run.ids.append(id)
+                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: EncodingSummary(values[position])))
             } catch {
                 run.failures.append((position, error))
             }
@@ -187,9 +199,8 @@ struct TableLoader<T: Entity> {
     /// Fills every index from the rows, checking unique ones: in the order
     /// the snapshot stored when it is the index's order, else sorted.
     private func buildIndexes(
-        _ storage: inout TableStorage, _ rows: [(key: IndexValue, value: RowObject)], orders: [String: [UInt32]]
+        _ storage: inout TableStorage, _ rows: [RowObject], orders: [String: [UInt32]]
     ) throws {
-        let rows = rows.map(\.value)
         let definitions = storage.indexes.map(\.definition)
         // Each index on a thread of its own, when the table is large enough.
         let parallel = rows.count >= entriesPerThread

@@ -147,7 +147,7 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        if let text = id as? String, !text.utf8.allSatisfy({ $0 < 0x80 }),
+        if let text = id as? String, !IndexValue.isASCII(text),
            !text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) {
             throw TableError.identifierNotNormalized(table: table.name, id: text)
         }

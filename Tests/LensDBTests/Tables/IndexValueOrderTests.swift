@@ -31,6 +31,29 @@ import Testing
         }
     }
 
+    /// Strings are normalized unless they are ASCII, which is checked a
+    /// word at a time: a byte of 0x80 or above at any place of small
+    /// (inline) and large strings, in the words and in the tail, is found.
+    @Test func asciiIsToldFromTextWithAByteAbove127AtEveryPlace() {
+        for length in 0...40 {
+            let ascii = String(repeating: "a", count: length)
+            #expect(IndexValue.isASCII(ascii), "\(length) ASCII bytes")
+            for place in 0..<length {
+                var bytes = Array(ascii.utf8)
+                bytes[place] = 0x7F
+                #expect(IndexValue.isASCII(String(decoding: bytes, as: UTF8.self)), "0x7F at \(place) of \(length)")
+                var scalars = Array(ascii.unicodeScalars)
+                scalars[place] = "é"
+                let text = String(String.UnicodeScalarView(scalars))
+                #expect(!IndexValue.isASCII(text), "é at \(place) of \(length)")
+            }
+            // "e" and a combining acute accent after ASCII: NFC makes them one scalar.
+            // (`String`'s own `==` holds the two forms equal: compare scalars.)
+            guard case let .string(normalized) = IndexValue.normalized(ascii + "e\u{301}") else { Issue.record("not a string"); continue }
+            #expect(Array(normalized.unicodeScalars) == Array((ascii + "\u{E9}").unicodeScalars), "after \(length) ASCII bytes")
+        }
+    }
+
     /// The sort that builds an index (by prefixes, then runs of equal
     /// prefixes checked or sorted by key) against a plain sort by key with
     /// ties by position: keys of one to three fields, from pools small

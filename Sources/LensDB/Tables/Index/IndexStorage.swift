@@ -174,49 +174,58 @@ struct IndexStorage: Sendable {
     private static func tree<Entry: IndexEntry>(
         _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
     ) -> PersistentBTree<Entry, EntryMark> {
-        // Keys are read in the rows' order, which is the order they were
-        // allocated in; an order then visits this dense array, not the rows.
-        let keys = rows.map(definition.key)
-        return rows.withUnsafeBufferPointer { rows in
-            keys.withUnsafeBufferPointer { keys in
-                let entry = { (place: Int) in Entry(key: keys[place], row: .passUnretained(rows[place])) }
-                if let storedOrder, let tree = Self.tree(in: storedOrder, keys: keys, entry) {
-                    inStoredOrder = true
-                    return tree
-                }
-                // Rows come in identifier order, and `sortedPermutation`
-                // breaks ties by position, so equal keys stay in it.
-                var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: keys.count)
-                for place in sortedPermutation(keys) { builder.append(entry(place), EntryMark()) }
-                return builder.tree()
+        rows.withUnsafeBufferPointer { rows in
+            // Keys are read in the rows' order, which is the order they were
+            // allocated in; an order then visits this dense column, not the
+            // rows. A row is read without a retain, which would write to it:
+            // the indexes of a table are built side by side from the same rows.
+            let keys = UnsafeMutableBufferPointer<IndexedKey>.allocate(capacity: rows.count)
+            defer { keys.deallocate() }
+            for place in rows.indices {
+                let row = Unmanaged.passUnretained(rows[place])
+                (keys.baseAddress! + place).initialize(to: row._withUnsafeGuaranteedRef(definition.key))
             }
+            // Each key moves into its entry: the order names every place once.
+            let entry = { (place: Int) in Entry(key: (keys.baseAddress! + place).move(), row: .passUnretained(rows[place])) }
+            if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(keys)) {
+                inStoredOrder = true
+                return Self.tree(storedOrder.lazy.map(Int.init), count: keys.count, entry)
+            }
+            // Rows come in identifier order, and `sortedPermutation`
+            // breaks ties by position, so equal keys stay in it.
+            return Self.tree(sortedPermutation(UnsafeBufferPointer(keys)), count: keys.count, entry)
         }
     }
 
-    /// The tree of the rows at the places `order` gives, when that is the
-    /// index's order of rows (sorted by identifier) whose keys are `keys`;
-    /// nil when it is not. One comparison per place proves it: keys that
-    /// ascend, and places that ascend among equal keys (so identifiers do),
-    /// with `keys.count` places in range, name every row once, sorted. A
-    /// stored order that no longer fits (the index's fields or their
-    /// comparison changed, the file was written wrong) costs a sort, never
-    /// a wrong index.
-    private static func tree<Entry: IndexEntry>(
-        in order: [UInt32], keys: UnsafeBufferPointer<IndexedKey>, _ entry: (Int) -> Entry
-    ) -> PersistentBTree<Entry, EntryMark>? {
-        guard order.count == keys.count else { return nil }
-        var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: order.count)
+    /// Whether `order` (places among `keys`) is the index's order of rows
+    /// sorted by identifier whose keys are `keys`. One comparison per place
+    /// proves it: keys that ascend, and places that ascend among equal keys
+    /// (so identifiers do), with `keys.count` places in range, name every
+    /// row once, sorted. A stored order that no longer fits (the index's
+    /// fields or their comparison changed, the file was written wrong)
+    /// costs a sort, never a wrong index.
+    private static func isOrder(_ order: [UInt32], of keys: UnsafeBufferPointer<IndexedKey>) -> Bool {
+        guard order.count == keys.count else { return false }
         var previous: Int?
         for place in order {
             let place = Int(place)
-            guard place < keys.count else { return nil }
+            guard place < keys.count else { return false }
             if let previous {
-                if keys[place] < keys[previous] { return nil }
-                if place <= previous, !(keys[previous] < keys[place]) { return nil }
+                if keys[place] < keys[previous] { return false }
+                if place <= previous, !(keys[previous] < keys[place]) { return false }
             }
-            builder.append(entry(place), EntryMark())
             previous = place
         }
+        return true
+    }
+
+    /// The tree of the entries `entry` makes of `order`'s places, which
+    /// must be in the index's order and name each of `count` places once.
+    private static func tree<Entry: IndexEntry>(
+        _ order: some Sequence<Int>, count: Int, _ entry: (Int) -> Entry
+    ) -> PersistentBTree<Entry, EntryMark> {
+        var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: count)
+        for place in order { builder.append(entry(place), EntryMark()) }
         return builder.tree()
     }
 

@@ -19,7 +19,28 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// A string in NFC; ASCII is NFC already, and most text is ASCII.
     public static func normalized(_ string: String) -> IndexValue {
-        .string(string.utf8.allSatisfy { $0 < 0x80 } ? string : string.precomposedStringWithCanonicalMapping)
+        .string(isASCII(string) ? string : string.precomposedStringWithCanonicalMapping)
+    }
+
+    /// Whether every byte of `string`'s UTF-8 is below 0x80, read eight
+    /// bytes at a time: index keys ask for every string they hold.
+    static func isASCII(_ string: String) -> Bool {
+        var string = string
+        // A small string is copied to the stack, a native one read in place.
+        return string.withUTF8 { bytes in
+            guard let base = bytes.baseAddress else { return true }
+            let raw = UnsafeRawPointer(base)
+            var offset = 0, high: UInt64 = 0
+            while offset + 8 <= bytes.count {
+                high |= raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                offset += 8
+            }
+            while offset < bytes.count {
+                high |= UInt64(bytes[offset])
+                offset += 1
+            }
+            return high & 0x8080_8080_8080_8080 == 0
+        }
     }
 
     /// Whether this is a NaN (or a date whose interval is one), which
