@@ -325,21 +325,25 @@ struct IndexStorage: Sendable {
     ) -> PersistentBTree<Entry, EntryMark> {
         let rows = batch.arriving, leaving = batch.leaving
         let keys = rows.map(definition.key)
-        // Equal keys go in identifier order, which the rows come in.
-        let order = sortedPermutation(keys)
+        // Equal keys go in identifier order, which the rows come in. The
+        // arrivals are laid out in that order once, so the merge reads
+        // them in turn and makes no entry per comparison.
+        let arrivals = sortedPermutation(keys).map { Entry(key: keys[$0], row: .passUnretained(rows[$0])) }
         var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
-        var next = order.startIndex
-        func arrival(_ place: Int) -> Entry { Entry(key: keys[place], row: .passUnretained(rows[place])) }
-        tree.forEach { entry, _ in
+        var next = arrivals.startIndex
+        // An arrival and an entry of equal keys compare by identifier, which
+        // lies in the entry's row: loading rows a few entries ahead overlaps
+        // those misses, as a query's walk does.
+        tree.forEach(ahead: { entry, _ in lens_prefetch_object(entry.row.toOpaque()) }) { entry, _ in
             guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
-            while next < order.endIndex, arrival(order[next]) < entry {
-                merged.append(arrival(order[next]), EntryMark())
+            while next < arrivals.endIndex, arrivals[next] < entry {
+                merged.append(arrivals[next], EntryMark())
                 next += 1
             }
             merged.append(entry, EntryMark())
             return true
         }
-        for place in order[next...] { merged.append(arrival(place), EntryMark()) }
+        for arrival in arrivals[next...] { merged.append(arrival, EntryMark()) }
         return merged.tree()
     }
 
