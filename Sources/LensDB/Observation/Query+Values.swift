@@ -42,7 +42,7 @@ extension Query {
         }
         return observe { query in
             let candidates = try query.execution().runCandidates()
-            return (candidates.map { Table<T>.entity($0.row) }, ResultSignature(candidates))
+            return (Self.entities(of: candidates), ResultSignature(candidates))
         }
     }
 
@@ -66,7 +66,7 @@ extension Query {
     public func groupedValues<V: Hashable & Sendable>(by field: KeyPath<T, V> & Sendable) -> AsyncStream<[(key: V, entities: [T])]> {
         observe { query in
             let candidates = try query.execution().runCandidates()
-            return (try query.grouped(candidates.map { Table<T>.entity($0.row) }, by: field), ResultSignature(candidates))
+            return (try query.grouped(Self.entities(of: candidates), by: field), ResultSignature(candidates))
         }
     }
 
