@@ -10,11 +10,11 @@ let tableProfileWorkload = Workload(
 ) {
     let path = BenchPath("profile")
     defer { path.remove() }
+    // LENSDB_PROFILE_PEOPLE sets another size, for `queries` or the opens at 10k or 1M.
+    let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
     do {
         let (store, people) = try openLensPeople(path.path)
         let start = now()
-        // LENSDB_PROFILE_PEOPLE sets another size, for `queries` at 10k or 1M.
-        let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
         // In transactions of at most 100k: a record holds at most 64 MiB.
         for start in stride(from: 1, through: count, by: 100_000) {
             try people.put((start...min(start + 99_999, count)).map { BenchPerson.make(Int64($0)) })
@@ -160,14 +160,14 @@ let tableProfileWorkload = Workload(
     for _ in 0..<5 {
         var start = now()
         let bare = try Store(at: path.path, options: benchmarkOptions())
-        let count = try bare.table(BenchPerson.self, named: "people").count
-        precondition(count == 100_000)
+        let bareCount = try bare.table(BenchPerson.self, named: "people").count
+        precondition(bareCount == count)
         print(String(format: "open without indexes: %.3f s", now() - start))
         bare.close()
         start = now()
         let (store, people) = try openLensPeople(path.path)
         let opened = now()
-        precondition(people.count == 100_000)
+        precondition(people.count == count)
         let table = store.statistics.tables.first { $0.name == "people" }
         print(String(format: "open: %.3f s (store %.3f s), %d of %d indexes in stored order", opened - start, store.openStatistics.seconds,
                      table?.indexesInStoredOrder ?? 0, table?.indexes ?? 0))
