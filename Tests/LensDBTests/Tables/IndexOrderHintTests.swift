@@ -65,6 +65,35 @@ import Testing
         #expect(try table.query.sorted(by: \.taken).all().map(\.id) == [5, 3, 1, 2, 4])
     }
 
+    /// A program's indexable type may give integers and doubles, which
+    /// compare through `Double`: 2^53 as a double ties both 2^53 and
+    /// 2^53 + 1 as integers, which do not tie each other. A stored order
+    /// that names a place twice and misses another then ascends by every
+    /// comparison, and must still be refused: an open moves each place's
+    /// key into the index once. (Seen under AddressSanitizer as a double
+    /// release of the label.)
+    @Test func aStoredOrderNamingAPlaceTwiceIsRefusedWhateverItsKeysCompare() throws {
+        let fileSystem = SimulatedFileSystem()
+        let big = Int64(1) << 53
+        let amounts: [MixedAmount] = [.whole(big + 1), .real(Double(big)), .whole(big), .whole(7)]
+        // Labels too long to be stored inline, so each key holds an allocation.
+        let ledgers = amounts.enumerated().map { Ledger(id: Int64($0.offset + 1), amount: $0.element, label: String(repeating: "label \($0.offset) ", count: 8)) }
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Ledger.self, named: "ledgers", indexes: [.on(\.amount, \.label)]).put(ledgers)
+            try store.compact()
+            store.close()
+        }
+        try Self.rewriteOrders(fileSystem) { _, _ in [2, 0, 1, 2] }
+        let store = try tableStore(fileSystem)
+        let table = try store.table(Ledger.self, named: "ledgers", indexes: [.on(\.amount, \.label)])
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == 0)
+        let ids = Self.orderOf(table.storage(in: store.current).indexes[0])
+        #expect(Set(ids) == Set((1...4).map { IndexValue.int(Int64($0)) }), "index ids: \(ids)")
+        #expect(try table.query.sorted(by: \.label).all() == ledgers)
+        store.close()
+    }
+
     /// The same dates put one by one, indexes kept by inserts: a date that
     /// is not a number comes after every other, as a double that is not one does.
     @Test func datesThatAreNotNumbersSortLastInAnIndex() throws {
@@ -346,4 +375,23 @@ private struct CodeID: Codable, Hashable, Comparable, Sendable {
     var kind: String
     var number: Int
     static func < (a: CodeID, b: CodeID) -> Bool { (a.kind, a.number) < (b.kind, b.number) }
+}
+
+/// An amount a program indexes as an integer or as a double.
+private enum MixedAmount: Codable, Hashable, Sendable, IndexableValue {
+    case whole(Int64)
+    case real(Double)
+
+    var indexValue: IndexValue {
+        switch self {
+        case let .whole(value): .int(value)
+        case let .real(value): .double(value)
+        }
+    }
+}
+
+private struct Ledger: Entity, Equatable {
+    var id: Int64
+    var amount: MixedAmount
+    var label: String
 }
