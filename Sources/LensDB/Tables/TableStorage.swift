@@ -109,7 +109,8 @@ struct TableSchema: Sendable {
         switch OrderedKey.decode(key, as: keyEncoding) {
         case let .int(value)?: return .int(value)
         case let .uint(value)?: return .uint(value)
-        case let .string(value)?: return IndexValue.normalized(value) == .string(value) ? .string(value) : nil
+        // Only NFC: a key in another form is not one a put writes.
+        case let .string(value)?: return IndexValue.isNFC(value) ? .string(value) : nil
         case let .uuid(value)?: return .uuid(value)
         default: return nil
         }

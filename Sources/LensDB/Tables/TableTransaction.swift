@@ -147,8 +147,7 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        if let text = id as? String, !IndexValue.isASCII(text),
-           !text.unicodeScalars.elementsEqual(text.precomposedStringWithCanonicalMapping.unicodeScalars) {
+        if let text = id as? String, !IndexValue.isNFC(text) {
             throw TableError.identifierNotNormalized(table: table.name, id: text)
         }
         return try identifierValue(id)

@@ -45,6 +45,43 @@ import Testing
         #expect(store.current.lsn == lsn + 2)
     }
 
+    /// Identifiers are stored in NFC, the form a put requires: an entry
+    /// the byte-level API stored under another form of the same text is
+    /// not taken for that entity (a put of it would write a second entry,
+    /// and the table would hold two entities of one identifier), but
+    /// quarantined as undecodable, its bytes kept.
+    @Test func aStringIdentifierStoredInAnotherFormThanNFCIsNotAnEntity() throws {
+        struct Tag: Entity, Equatable {
+            var id: String
+            var uses: Int
+        }
+        let fileSystem = SimulatedFileSystem()
+        let decomposed = "caf" + "e\u{301}", composed = "caf\u{E9}"
+        do {
+            let store = try tableStore(fileSystem)
+            let tags = try store.table(Tag.self, named: "tags")
+            #expect(throws: TableError.identifierNotNormalized(table: "tags", id: decomposed)) { try tags.put(Tag(id: decomposed, uses: 1)) }
+            try tags.put(Tag(id: "tea", uses: 2))
+            store.close()
+        }
+        do {
+            // Through the byte-level API, with the table not open with its type.
+            let store = try tableStore(fileSystem)
+            let encoding = TableEncoding(key: .string, value: .valueFormat)
+            try store.write { tx in
+                tx.put(.encoded(try ValueEncoder().encode(Tag(id: decomposed, uses: 3))), for: Array(decomposed.utf8), in: "tags", encoding: encoding)
+            }
+            store.close()
+        }
+        let store = try tableStore(fileSystem)
+        let tags = try store.table(Tag.self, named: "tags", onUndecodable: .quarantine)
+        #expect(tags.all() == [Tag(id: "tea", uses: 2)])
+        #expect(tags[composed] == nil)
+        #expect(tags.quarantined.map(\.key) == [Array(decomposed.utf8)])
+        try tags.put(Tag(id: composed, uses: 4))
+        #expect(tags.all().map(\.id) == [composed, "tea"] && tags.quarantined.count == 1)
+    }
+
     /// An open summarizes each entity's stored bytes as a put summarizes
     /// its encoding, so an equal put after a reopen, from the log or from a
     /// snapshot, still writes nothing.

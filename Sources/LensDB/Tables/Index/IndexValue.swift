@@ -22,6 +22,12 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         .string(isASCII(string) ? string : string.precomposedStringWithCanonicalMapping)
     }
 
+    /// Whether `string` is in NFC, scalar for scalar: `String`'s own `==`
+    /// holds canonically equivalent forms equal, so it cannot tell.
+    static func isNFC(_ string: String) -> Bool {
+        isASCII(string) || string.unicodeScalars.elementsEqual(string.precomposedStringWithCanonicalMapping.unicodeScalars)
+    }
+
     /// Whether every byte of `string`'s UTF-8 is below 0x80, read eight
     /// bytes at a time: index keys ask for every string they hold.
     static func isASCII(_ string: String) -> Bool {
