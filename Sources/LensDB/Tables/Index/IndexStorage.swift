@@ -205,10 +205,9 @@ struct IndexStorage: Sendable {
     /// written wrong) costs a sort, never a wrong index.
     ///
     /// Every place is also checked against the ones seen, not left to the
-    /// comparisons: a key type whose values do not compare as a strict weak
-    /// order (a program's `IndexableValue` giving both `.int` and `.double`,
-    /// which compare through `Double`) could otherwise pass a place twice,
-    /// and each place's key is moved out once.
+    /// comparisons: keys that do not compare as a strict weak order (as
+    /// integers and doubles did while they compared through `Double`) could
+    /// otherwise pass a place twice, and each place's key is moved out once.
     private static func isOrder(_ order: [UInt32], of keys: UnsafeBufferPointer<IndexedKey>) -> Bool {
         guard order.count == keys.count else { return false }
         var seen = [UInt64](repeating: 0, count: (keys.count + 63) / 64)
