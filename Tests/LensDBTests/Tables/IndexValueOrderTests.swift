@@ -31,39 +31,6 @@ import Testing
         }
     }
 
-    /// Integers of either form and doubles compare exactly, as one strict
-    /// weak order: rounded to `Double`, 2^53 as a double tied both 2^53
-    /// and 2^53 + 1 as integers, which do not tie, and a stored index
-    /// order could pass its check with a place named twice.
-    @Test func numbersOfEveryFormCompareExactlyAsOneOrder() {
-        let big = Int64(1) << 53
-        let values: [IndexValue] = [
-            .int(big), .int(big + 1), .int(big - 1), .double(Double(big)), .double(Double(big) + 2), .double(Double(big) - 1),
-            .int(5), .uint(5), .double(5), .double(5.5), .double(4.999), .int(-1), .double(-0.5), .double(-1), .uint(0), .double(-0.0),
-            .int(.max), .int(.min), .double(-0x1p63), .double(0x1p63), .double(-0x1p63 - 4096), .uint(UInt64(Int64.max) + 1),
-            .uint(.max), .double(0x1p64), .double(0x1p64 - 4096), .double(.infinity), .double(-.infinity), .double(.nan),
-        ]
-        for a in values {
-            #expect(!(a < a), "\(a) < itself")
-            for b in values {
-                if a < b { #expect(!(b < a), "\(a) < \(b) both ways") }
-                if a == b { #expect(a.hashValue == b.hashValue && a.orderPrefix == b.orderPrefix, "\(a) == \(b)") }
-                if a < b { #expect(a.orderPrefix <= b.orderPrefix, "\(a) < \(b) against their prefixes") }
-                for c in values {
-                    if a < b, b < c { #expect(a < c, "\(a) < \(b) < \(c)") }
-                    if a == b, b == c { #expect(a == c, "\(a) == \(b) == \(c)") }
-                }
-            }
-        }
-        #expect(IndexValue.double(Double(big)) < .int(big + 1) && IndexValue.double(Double(big)) == .int(big))
-        #expect(IndexValue.int(5) == .uint(5) && IndexValue.uint(5) < .double(5.5) && IndexValue.double(4.999) < .uint(5))
-        #expect(IndexValue.int(.max) < .double(0x1p63) && IndexValue.uint(UInt64(Int64.max) + 1) == .double(0x1p63))
-        #expect(IndexValue.int(.min) == .double(-0x1p63) && IndexValue.double(-0x1p63 - 4096) < .int(.min))
-        #expect(IndexValue.uint(.max) < .double(0x1p64) && IndexValue.double(0x1p64 - 4096) < .uint(.max))
-        #expect(IndexValue.int(-1) < .double(-0.5) && IndexValue.double(-0.0) == .uint(0) && IndexValue.double(-1) == .int(-1))
-        #expect(IndexValue.uint(.max) < .double(.infinity) && IndexValue.double(.infinity) < .double(.nan))
-    }
-
     /// Strings are normalized unless they are ASCII, which is checked a
     /// word at a time: a byte of 0x80 or above at any place of small
     /// (inline) and large strings, in the words and in the tail, is found.

@@ -205,9 +205,11 @@ struct IndexStorage: Sendable {
     /// written wrong) costs a sort, never a wrong index.
     ///
     /// Every place is also checked against the ones seen, not left to the
-    /// comparisons: keys that do not compare as a strict weak order (as
-    /// integers and doubles did while they compared through `Double`) could
-    /// otherwise pass a place twice, and each place's key is moved out once.
+    /// comparisons: keys that do not compare as a strict weak order could
+    /// otherwise pass a place twice, and each place's key is moved out
+    /// once. A program's `IndexableValue` that gives both `.int` and
+    /// `.double` makes such keys: they compare through `Double`, so 2^53
+    /// as a double ties both 2^53 and 2^53 + 1 as integers.
     private static func isOrder(_ order: [UInt32], of keys: UnsafeBufferPointer<IndexedKey>) -> Bool {
         guard order.count == keys.count else { return false }
         var seen = [UInt64](repeating: 0, count: (keys.count + 63) / 64)

@@ -117,19 +117,8 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         case let (.bool(x), .bool(y)): return !x && y
         case let (.int(x), .int(y)): return x < y
         case let (.uint(x), .uint(y)): return x < y
-        // Integers of either form and doubles compare exactly, not as
-        // `Double`s: 2^53 + 1 as an integer is above 2^53 as a double,
-        // which then ties only 2^53. Rounding both to `Double` made the
-        // double tie two integers that do not tie, which no sort, tree or
-        // check of a stored order can take (a `.uint` below `Int64.max`,
-        // which a program's own `IndexableValue` may give, is compared by
-        // value too).
-        case let (.int(x), .uint(y)): return x < 0 || UInt64(x) < y
-        case let (.uint(x), .int(y)): return y >= 0 && x < UInt64(y)
-        case let (.int(x), .double(y)): return Self.compare(x, y) < 0
-        case let (.double(x), .int(y)): return Self.compare(y, x) > 0
-        case let (.uint(x), .double(y)): return Self.compare(x, y) < 0
-        case let (.double(x), .uint(y)): return Self.compare(y, x) > 0
+        case (.int, .uint): return true
+        case (.uint, .int): return false
         case let (.string(x), .string(y)): return x < y
         case let (.uuid(x), .uuid(y)): return x < y
         // Not `Date`'s `<`: it holds for no pair with a date that is not a
@@ -171,21 +160,6 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         case let .double(x): x
         default: 0
         }
-    }
-
-    /// How the integer `x` compares with the double `y`, exactly: -1, 0
-    /// or 1. NaN is after every number.
-    private static func compare<Integer: FixedWidthInteger>(_ x: Integer, _ y: Double) -> Int {
-        if y.isNaN { return -1 }
-        // Beyond the integer type's range, `y` is past every value of it.
-        // (For `Int64` and `UInt64`, `Double(Integer.max)` rounds up to
-        // 2^63 and 2^64: the first double past the range.)
-        if y < Double(Integer.min) { return 1 }
-        if y >= Double(Integer.max) { return -1 }
-        let whole = y.rounded(.down)
-        let integer = Integer(whole)
-        if x != integer { return x < integer ? -1 : 1 }
-        return y > whole ? -1 : 0
     }
 
     /// NaN after every number and equal to itself.
