@@ -198,28 +198,23 @@ struct IndexStorage: Sendable {
     }
 
     /// Whether `order` (places among `keys`) is the index's order of rows
-    /// sorted by identifier whose keys are `keys`: keys that ascend, and
-    /// places that ascend among equal keys (so identifiers do), each of
-    /// the `keys.count` places named once. A stored order that no longer
-    /// fits (the index's fields or their comparison changed, the file was
+    /// sorted by identifier whose keys are `keys`: each of the `keys.count`
+    /// places named once, keys that ascend, and places that ascend among
+    /// equal keys (so identifiers do). A stored order that no longer fits
+    /// (the index's fields or their comparison changed, the file was
     /// written wrong) costs a sort, never a wrong index.
     ///
-    /// Every place is also checked against the ones seen, not left to the
+    /// That each place is named once is checked as such, not left to the
     /// comparisons: keys that do not compare as a strict weak order could
     /// otherwise pass a place twice, and each place's key is moved out
     /// once. A program's `IndexableValue` that gives both `.int` and
     /// `.double` makes such keys: they compare through `Double`, so 2^53
     /// as a double ties both 2^53 and 2^53 + 1 as integers.
     private static func isOrder(_ order: [UInt32], of keys: UnsafeBufferPointer<IndexedKey>) -> Bool {
-        guard order.count == keys.count else { return false }
-        var seen = [UInt64](repeating: 0, count: (keys.count + 63) / 64)
+        guard StoreState.namesEachOnce(order, count: keys.count) else { return false }
         var previous: Int?
         for place in order {
             let place = Int(place)
-            guard place < keys.count else { return false }
-            let (word, bit) = (place / 64, UInt64(1) << UInt64(place % 64))
-            guard seen[word] & bit == 0 else { return false }
-            seen[word] |= bit
             if let previous {
                 if keys[place] < keys[previous] { return false }
                 if place <= previous, !(keys[previous] < keys[place]) { return false }
