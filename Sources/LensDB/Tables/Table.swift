@@ -40,6 +40,10 @@ public final class Table<T: Entity>: Sendable {
     @inlinable @inline(__always)
     static func entity(_ row: RowObject) -> T { unsafeDowncast(row, to: RowBox<T>.self).value }
 
+    /// The identifier of the entity a row of this table holds, read in
+    /// place: the rest of the entity is not copied.
+    static func identifier(_ row: RowObject) -> T.ID { unsafeDowncast(row, to: RowBox<T>.self).value.id }
+
     /// The entity `id` in the latest committed version. O(log n); no decode.
     @inlinable
     public subscript(id: T.ID) -> T? {

@@ -235,8 +235,14 @@ import Testing
                 let access = plan.split(separator: "\n")[1]
                 for kind in Self.planKinds where access.contains(kind) { plans[kind, default: 0] += 1 }
                 for (feature, text) in Self.planFeatures where plan.contains(text) { plans[feature, default: 0] += 1 }
-                if answer != expected(testCase, over: everyone) {
+                let wanted = expected(testCase, over: everyone)
+                if answer != wanted {
                     Issue.record("round \(round): \(testCase.text)\n\(testCase.query(people.query).explain())")
+                    return
+                }
+                // count() and ids() run the plan without copying entities out.
+                if try testCase.query(people.query).count() != wanted.count || testCase.query(people.query).ids() != wanted.map(\.id) {
+                    Issue.record("round \(round): count or ids differ from all(): \(testCase.text)")
                     return
                 }
             }
@@ -245,7 +251,9 @@ import Testing
             for _ in 0..<60 {
                 let testCase = Self.randomCase(&random, sample: everyone, shapes: &shapes)
                 let query = testCase.query(Query(table: people, source: .state(version)))
-                #expect(try query.all() == expected(testCase, over: everyone), "held version: \(testCase.text)\n\(query.explain())")
+                let wanted = expected(testCase, over: everyone)
+                #expect(try query.all() == wanted, "held version: \(testCase.text)\n\(query.explain())")
+                #expect(try query.count() == wanted.count && query.ids() == wanted.map(\.id), "held version: \(testCase.text)")
                 checked += 1
             }
         }

@@ -34,17 +34,28 @@ extension Query {
         try limit(min(limitCount ?? 1, 1)).all().first
     }
 
-    /// How many results ``all()`` returns.
+    /// How many results ``all()`` returns. Copies no entity out: the
+    /// query runs as ``all()`` does, up to the rows it would copy.
     public func count() throws -> Int {
         if filter == nil, offsetCount == 0, limitCount == nil, afterEntity == nil {
             return table.storage(in: version()).rows.count
         }
-        return try all().count
+        return try execution().runCandidates().count
     }
 
-    /// The identifiers of the results, in order.
+    /// The identifiers of the results, in order. Reads each result's
+    /// identifier from its row, without copying the entity out.
     public func ids() throws -> [T.ID] {
-        try all().map(\.id)
+        let candidates = try execution().runCandidates()
+        // A loop over the candidates' buffer, not `map`: this code is not
+        // specialized for `T`, and `map` would copy each candidate through
+        // its value witnesses.
+        var ids: [T.ID] = []
+        ids.reserveCapacity(candidates.count)
+        candidates.withUnsafeBufferPointer { candidates in
+            for place in candidates.indices { ids.append(Table<T>.identifier(candidates[place].row)) }
+        }
+        return ids
     }
 
     /// The results grouped by `field`: groups in order of first appearance,
