@@ -125,4 +125,32 @@ import Testing
         #expect(people.query.filter(.in(\.id, [9, 3, 999]) && \.age > 0).explain().contains("primary key: 3"))
         #expect(try people.query.filter(.in(\.id, [9, 3, 999])).all().map(\.id) == [3, 9])
     }
+
+    /// A program's own `IndexableValue` may give two of its values one key
+    /// (here crimson indexes as red). An `in` naming both reads that key's
+    /// entries once: each entity is one result, and `count()`, which counts
+    /// the ranges instead of walking them, agrees.
+    @Test func anInWhoseValuesShareAnIndexKeyAnswersEachEntityOnce() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let swatches = try store.table(Swatch.self, named: "swatches", indexes: [.on(\.shade)])
+        try swatches.put([Swatch(id: 1, shade: .red), Swatch(id: 2, shade: .crimson), Swatch(id: 3, shade: .blue)])
+        let query = swatches.query.filter(.in(\.shade, [.red, .crimson, .red]))
+        #expect(query.explain().contains("nothing left to check"), "\(query.explain())")
+        #expect(try query.all().map(\.id) == [1, 2])
+        #expect(try query.ids() == [1, 2])
+        #expect(try query.count() == 2)
+        #expect(try query.sorted(by: \.id, .descending).offset(1).count() == 1)
+    }
+}
+
+/// A shade a program indexes by its name, crimson as red.
+private enum Shade: String, Codable, Hashable, Sendable, IndexableValue {
+    case red, crimson, blue
+    var indexValue: IndexValue { .string(self == .crimson ? "red" : rawValue) }
+}
+
+private struct Swatch: Entity, Equatable {
+    var id: Int64
+    var shade: Shade
 }

@@ -532,7 +532,12 @@ struct Conditions {
                 }
             case let .membership(values?) where equals == nil:
                 if values.contains(where: \.isNaN) { exact = false }
-                equals = values
+                // One range per key: a program's own `IndexableValue` may
+                // give two of its values one key, whose range would then be
+                // read twice.
+                equals = values.sorted().reduce(into: []) { distinct, value in
+                    if distinct.last.map({ $0 < value }) ?? true { distinct.append(value) }
+                }
                 equalsFrom = position
             default: continue
             }
