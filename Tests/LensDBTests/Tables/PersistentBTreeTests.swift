@@ -1,4 +1,5 @@
 import LensTestSupport
+import Synchronization
 import Testing
 @testable import LensDB
 
@@ -276,4 +277,75 @@ import Testing
             }
         }
     }
+
+    /// A node is one allocation whose slots the tree initializes, moves and
+    /// destroys by hand. Keys and values that count their own lives show
+    /// that every one a tree took is released once, whatever the changes
+    /// (splits, merges, replacements, nodes grown and shrunk, bulk builds)
+    /// and however many versions share its nodes: none is left alive once
+    /// every version is gone, and none is released early (a version still
+    /// reads each of its own).
+    @Test func everyKeyAndValueIsReleasedOnceWhenItsLastVersionGoes() {
+        var random = SeededGenerator.fromEnvironment("persistentBTreeLifetimes")
+        let census = Census()
+        do {
+            var tree = PersistentBTree<CountedKey, Counted>()
+            var reference: [Int: Int] = [:]
+            var versions: [(PersistentBTree<CountedKey, Counted>, [Int: Int])] = []
+            for step in 0..<12_000 {
+                let key = Int.random(in: 0..<1500, using: &random)
+                // Mostly puts, then mostly removals: nodes split, then merge.
+                if Int.random(in: 0..<10, using: &random) < (step < 8000 ? 6 : 2) {
+                    let old = tree.updateValue(Counted(step, census), forKey: CountedKey(key, census))
+                    #expect(old?.value == reference.updateValue(step, forKey: key))
+                } else {
+                    #expect(tree.removeValue(forKey: CountedKey(key, census))?.value == reference.removeValue(forKey: key))
+                }
+                if step % 1500 == 0 { versions.append((tree, reference)) }
+                if step == 6000 {
+                    // Halfway, a bulk build of everything, which changes go on in.
+                    var builder = PersistentBTree<CountedKey, Counted>.Builder(capacity: reference.count)
+                    for (key, value) in reference.sorted(by: { $0.key < $1.key }) { builder.append(CountedKey(key, census), Counted(value, census)) }
+                    tree = builder.tree()
+                }
+            }
+            #expect(tree.checkInvariants() == nil, "\(tree.checkInvariants() ?? ""), seed \(random.seed)")
+            for (version, held) in versions + [(tree, reference)] {
+                var seen: [Int: Int] = [:]
+                version.forEach { key, value in seen[key.key] = value.value; return true }
+                #expect(seen == held, "a version lost or changed an entry, seed \(random.seed)")
+            }
+            #expect(census.live.withLock { $0 } > 0)
+        }
+        #expect(census.live.withLock { $0 } == 0, "keys or values left alive, seed \(random.seed)")
+    }
+}
+
+/// How many ``Counted`` objects are alive.
+private final class Census: Sendable {
+    let live = Mutex(0)
+}
+
+/// A value that counts itself alive in its census.
+private final class Counted: Sendable {
+    let value: Int
+    let census: Census
+    init(_ value: Int, _ census: Census) {
+        self.value = value
+        self.census = census
+        census.live.withLock { $0 += 1 }
+    }
+    deinit { census.live.withLock { $0 -= 1 } }
+}
+
+/// A key that holds a ``Counted``: ordered by `key` alone.
+private struct CountedKey: Comparable, Sendable {
+    let key: Int
+    let token: Counted
+    init(_ key: Int, _ census: Census) {
+        self.key = key
+        token = Counted(key, census)
+    }
+    static func < (a: Self, b: Self) -> Bool { a.key < b.key }
+    static func == (a: Self, b: Self) -> Bool { a.key == b.key }
 }

@@ -16,8 +16,16 @@
 /// place. Not thread-safe to mutate one value from two threads (like `Array`);
 /// copies may be read and changed on any threads.
 ///
+/// `@unchecked Sendable`: the tree holds only its root node, and a node is
+/// sound to share between threads for the reason `Array`'s buffer is. A
+/// node is mutated only through a tree that holds the one reference to it
+/// (`isKnownUniquelyReferenced` checked on every path step), so no other
+/// thread, and no other version, can see a node while it changes; every
+/// node reachable from a shared version is only read. Its keys and values
+/// are `Sendable`. (The node, a `ManagedBuffer`, cannot say so itself.)
+///
 /// - Complexity: lookup, insert and remove O(log n); iteration O(1) per element.
-struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
+struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
     /// The most entries a node holds before it splits. Stored nowhere;
     /// tuning only.
     static var nodeCapacity: Int { 32 }
@@ -48,8 +56,8 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// inserts before a split.
     struct Builder {
         private var leaves: [Node] = []
-        private var keys: [Key] = []
-        private var values: [Value] = []
+        /// The leaf being filled, with room for `fill` entries.
+        private var leaf: Node?
         private static var fill: Int { PersistentBTree.nodeCapacity * 3 / 4 }
 
         /// A builder for about `capacity` entries.
@@ -60,33 +68,30 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         /// Adds the entry after every one added before: its key must be
         /// greater than theirs (a tree holds no key twice).
         mutating func append(_ key: Key, _ value: Value) {
-            if keys.isEmpty {
-                keys.reserveCapacity(Self.fill)
-                if Node.keepsValues { values.reserveCapacity(Self.fill) }
-            }
-            keys.append(key)
-            if Node.keepsValues { values.append(value) }
-            if keys.count == Self.fill {
-                // The leaf holds these arrays alone from here: none is copied.
-                leaves.append(Node(leafKeys: keys, values: values))
-                keys = []
-                values = []
+            let leaf = leaf ?? Node.make(isLeaf: true, capacity: Self.fill)
+            leaf.append(key, value)
+            if leaf.count == Self.fill {
+                leaves.append(leaf)
+                self.leaf = nil
+            } else {
+                self.leaf = leaf
             }
         }
 
         /// The tree of the entries added.
         consuming func tree() -> PersistentBTree {
-            if !keys.isEmpty {
+            if var last = leaf {
                 // The last leaf, at its own size: a small tree is all of it.
-                let exact = keys.withUnsafeBufferPointer { Array($0) }
-                leaves.append(Node(leafKeys: exact, values: values.withUnsafeBufferPointer { Array($0) }))
+                Node.shrink(&last)
+                leaves.append(last)
+                leaf = nil
             }
             var tree = PersistentBTree()
             guard !leaves.isEmpty else { return tree }
             var level = leaves
             while level.count > 1 {
                 level = stride(from: 0, to: level.count, by: Self.fill).map { start in
-                    Node(children: Array(level[start..<Swift.min(start + Self.fill, level.count)]))
+                    Node.make(children: level[start..<Swift.min(start + Self.fill, level.count)])
                 }
             }
             tree.root = level[0]
@@ -98,18 +103,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     var count: Int { root?.total ?? 0 }
 
     /// The bytes the tree's nodes take on the heap, near enough: each node
-    /// object and its arrays' buffers at their capacity. O(nodes), about
-    /// O(count / 24). What the keys and values point to is not counted.
+    /// with all its slots, used or not. O(nodes), about O(count / 24).
+    /// What the keys and values point to is not counted.
     var allocatedBytes: Int {
-        func bytes(_ node: Node) -> Int {
-            // An object header, three array references and a count; a
-            // header for each array that has a buffer of its own.
-            let buffers = [node.keys.capacity, node.values.capacity, node.children.capacity].filter { $0 > 0 }.count
-            var total = 16 + 3 * 8 + MemoryLayout<Int>.size + buffers * 32
-            total += node.keys.capacity * MemoryLayout<Key>.stride + node.values.capacity * MemoryLayout<Value>.stride
-            total += node.children.capacity * MemoryLayout<Node>.stride
-            return node.children.reduce(total) { $0 + bytes($1) }
-        }
+        func bytes(_ node: Node) -> Int { node.children.reduce(node.allocatedBytes) { $0 + bytes($1) } }
         return root.map(bytes) ?? 0
     }
     var isEmpty: Bool { count == 0 }
@@ -127,10 +124,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
                 node = child
             }
             return node._withUnsafeGuaranteedRef { leaf in
-                leaf.keys.withUnsafeBufferPointer { keys in
-                    let index = keys.lowerBound(of: key)
-                    return index < keys.count && keys[index] == key ? leaf.value(at: index) : nil
-                }
+                let keys = leaf.keys
+                let index = keys.lowerBound(of: key)
+                return index < keys.count && keys[index] == key ? leaf.value(at: index) : nil
             }
         }
     }
@@ -138,11 +134,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     /// Inserts or replaces the entry for `key`; returns the value replaced.
     @discardableResult
     mutating func updateValue(_ value: Value, forKey key: Key) -> Value? {
-        if root == nil { root = Node(leafKeys: [], values: []) }
-        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let (old, split, _) = root!.insert(key, value)
+        if root == nil { root = Node.make(isLeaf: true, capacity: 0) }
+        let (old, split, _) = Node.insert(key, value, into: &root!)
         if let split {
-            root = Node(children: [root!, split])
+            root = Node.make(children: [root!, split], capacity: Node.fullCapacity)
         }
         return old
     }
@@ -162,11 +157,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     @discardableResult
     mutating func removeValue(forPresentKey key: Key) -> Value? {
         guard root != nil else { return nil }
-        if !isKnownUniquelyReferenced(&root!) { root = root!.copy() }
-        let (old, _) = root!.remove(key)
+        let (old, _) = Node.remove(key, from: &root!)
         if root!.isLeaf {
-            if root!.keys.isEmpty { root = nil }
-        } else if root!.children.count == 1 {
+            if root!.count == 0 { root = nil }
+        } else if root!.count == 1 {
             root = root!.children[0]
         }
         return old
@@ -283,12 +277,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             var node = Unmanaged.passUnretained(root)
             while true {
                 let (index, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<BTreeNode<Key, Value>>?) in
-                    let split = node.keys.withUnsafeBufferPointer { keys in
-                        descending ? keys.partitionIndex(where: bound) : keys.partitionIndex(where: { !bound($0) })
-                    }
+                    let keys = node.keys
+                    let split = descending ? keys.partitionIndex(where: bound) : keys.partitionIndex(where: { !bound($0) })
                     if node.isLeaf { return (descending ? split - 1 : split, nil) }
                     let index = Swift.max(0, split - 1)
-                    return (index, node.children.withUnsafeBufferPointer { .passUnretained($0[index]) })
+                    return (index, .passUnretained(node.children[index]))
                 }
                 path.append((node, index))
                 guard let child else { break }
@@ -308,14 +301,13 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             while true {
                 let (index, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<BTreeNode<Key, Value>>?) in
                     if node.isLeaf { return (rest, nil) }
-                    return node.children.withUnsafeBufferPointer { children in
-                        var index = 0
-                        while rest >= children[index].total {
-                            rest -= children[index].total
-                            index += 1
-                        }
-                        return (index, .passUnretained(children[index]))
+                    let children = node.children
+                    var index = 0
+                    while rest >= children[index].total {
+                        rest -= children[index].total
+                        index += 1
                     }
+                    return (index, .passUnretained(children[index]))
                 }
                 path.append((node, index))
                 guard let child else { return }
@@ -333,7 +325,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
         /// cursor has passed the last entry.
         func withKey<Result>(_ body: (Key) -> Result) -> Result? {
             guard let (leaf, index) = path.last else { return nil }
-            return leaf._withUnsafeGuaranteedRef { leaf in leaf.keys.withUnsafeBufferPointer { body($0[index]) } }
+            return leaf._withUnsafeGuaranteedRef { leaf in body(leaf.keys[index]) }
         }
 
         /// Moves to the next entry in the cursor's direction.
@@ -377,12 +369,11 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
             var rank = 0
             while true {
                 let (skipped, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<Node>?) in
-                    let index = node.keys.withUnsafeBufferPointer { $0.partitionIndex(where: { !isBefore($0) }) }
+                    let index = node.keys.partitionIndex(where: { !isBefore($0) })
                     guard !node.isLeaf else { return (index, nil) }
-                    return node.children.withUnsafeBufferPointer { children in
-                        let next = Swift.max(0, index - 1)
-                        return (children[..<next].reduce(0) { $0 + $1.total }, .passUnretained(children[next]))
-                    }
+                    let children = node.children
+                    let next = Swift.max(0, index - 1)
+                    return (children[..<next].reduce(0) { $0 + $1.total }, .passUnretained(children[next]))
                 }
                 rank += skipped
                 guard let child else { return rank }
@@ -413,58 +404,234 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: Sendable {
     }
 }
 
+/// The fixed part of a node, ahead of its slots.
+struct BTreeNodeHeader {
+    /// Keys held: a leaf's entries, or an internal node's children.
+    var count: Int
+    /// Entries in the subtree.
+    var total: Int
+    /// Slots allocated for keys, and for as many values or children.
+    let capacity: Int
+    let isLeaf: Bool
+}
+
 /// One node: a leaf holds keys and values; an internal node holds children
-/// and, for each, its first key and its number of entries. A tree whose
-/// values take no room (an index's, whose entries are its keys) keeps no
-/// values array: a leaf is its keys, and copying one copies one array.
+/// and, for each, its first key, and counts the entries below it. A tree
+/// whose values take no room (an index's, whose entries are its keys) keeps
+/// no values: a leaf is its keys.
 ///
-/// `@unchecked Sendable` is sound for the same reason `Array`'s buffer is:
-/// a node is mutated only through a tree that holds the one reference to it
-/// (`isKnownUniquelyReferenced` checked on every path step), so no other
-/// thread, and no other version, can see a node while it changes.
+/// A node is one allocation: the header, then its keys' slots, then its
+/// values' or children's. Copying a node for a change is one allocation
+/// and one pass over its slots, and a descent reads each level's keys and
+/// children from the node itself, not from arrays elsewhere. A node has
+/// room for as many entries as it was made with: nodes built in bulk hold
+/// theirs exactly, and one that takes an entry and lacks room is made
+/// again with room for a full node and the entry that splits it.
 ///
-/// The properties skip the runtime's dynamic exclusivity checks, which cost
-/// more than the rest of a commit's tree work: a node is only mutated
-/// through the one tree that holds it, on that tree's thread, and never
-/// while another access to it is under way (the reasoning above).
-final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
-    @exclusivity(unchecked) var keys: [Key]
-    @exclusivity(unchecked) var values: [Value]
-    @exclusivity(unchecked) var children: [BTreeNode]
-    @exclusivity(unchecked) var total: Int
-    var isLeaf: Bool { children.isEmpty }
-
-    init(leafKeys: [Key], values: [Value]) {
-        keys = leafKeys
-        self.values = Self.keepsValues ? values : []
-        children = []
-        total = leafKeys.count
-    }
-
-    init(children: [BTreeNode]) {
-        self.children = children
-        keys = children.map { $0.keys[0] }
-        values = []
-        total = children.reduce(0) { $0 + $1.total }
-    }
-
-    private init(copying node: BTreeNode) {
-        keys = node.keys
-        values = node.values
-        children = node.children
-        total = node.total
-    }
-
-    func copy() -> BTreeNode { BTreeNode(copying: self) }
+/// Shared between threads only as ``PersistentBTree`` says. Its slots are
+/// `count` initialized keys, and as many values (a leaf whose values take
+/// room) or children (an internal node): every method below keeps that,
+/// and `deinit` destroys exactly those.
+final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffer<BTreeNodeHeader, UInt64> {
+    /// The slots of a node that takes entries: a full node's, and one more
+    /// for the entry that makes it split.
+    static var fullCapacity: Int { PersistentBTree<Key, Value>.nodeCapacity + 1 }
 
     /// Whether leaves store their values: not when a value takes no room,
     /// for then every value is the same, made when read.
     static var keepsValues: Bool { MemoryLayout<Value>.size != 0 }
 
+    /// Where the values' or children's slots begin, in bytes after the keys':
+    /// 8-aligned, as every slot type here is at most.
+    private static func tailOffset(_ capacity: Int) -> Int { (capacity * MemoryLayout<Key>.stride + 7) & ~7 }
+
+    /// A node with no entries and room for `capacity`.
+    static func make(isLeaf: Bool, capacity: Int) -> BTreeNode {
+        precondition(MemoryLayout<Key>.alignment <= 8 && MemoryLayout<Value>.alignment <= 8, "a tree's keys and values align to at most 8 bytes")
+        let tail = isLeaf ? (keepsValues ? MemoryLayout<Value>.stride : 0) : MemoryLayout<BTreeNode>.stride
+        let bytes = tailOffset(capacity) + capacity * tail
+        let node = unsafeDowncast(
+            create(minimumCapacity: (bytes + 7) / 8) { _ in BTreeNodeHeader(count: 0, total: 0, capacity: capacity, isLeaf: isLeaf) },
+            to: BTreeNode.self)
+        node.withUnsafeMutablePointerToElements { words in
+            let base = UnsafeMutableRawPointer(words)
+            base.bindMemory(to: Key.self, capacity: capacity)
+            if !isLeaf {
+                (base + tailOffset(capacity)).bindMemory(to: BTreeNode.self, capacity: capacity)
+            } else if keepsValues {
+                (base + tailOffset(capacity)).bindMemory(to: Value.self, capacity: capacity)
+            }
+        }
+        return node
+    }
+
+    /// An internal node over `children`, which must be in key order, with
+    /// room for `capacity` (at least their number).
+    static func make(children: some Collection<BTreeNode>, capacity: Int? = nil) -> BTreeNode {
+        let node = make(isLeaf: false, capacity: capacity ?? children.count)
+        for child in children { node.append(child) }
+        return node
+    }
+
+    deinit {
+        keySlots.deinitialize(count: count)
+        if !isLeaf {
+            childSlots.deinitialize(count: count)
+        } else if Self.keepsValues {
+            valueSlots.deinitialize(count: count)
+        }
+    }
+
+    // MARK: Slots
+
+    private var head: UnsafeMutablePointer<BTreeNodeHeader> { withUnsafeMutablePointerToHeader { $0 } }
+    private var base: UnsafeMutableRawPointer { UnsafeMutableRawPointer(withUnsafeMutablePointerToElements { $0 }) }
+    private var keySlots: UnsafeMutablePointer<Key> { base.assumingMemoryBound(to: Key.self) }
+    private var valueSlots: UnsafeMutablePointer<Value> { (base + Self.tailOffset(slots)).assumingMemoryBound(to: Value.self) }
+    private var childSlots: UnsafeMutablePointer<BTreeNode> { (base + Self.tailOffset(slots)).assumingMemoryBound(to: BTreeNode.self) }
+
+    /// Keys held: a leaf's entries, or an internal node's children.
+    var count: Int { head.pointee.count }
+    /// Entries in the subtree.
+    var total: Int {
+        get { head.pointee.total }
+        set { head.pointee.total = newValue }
+    }
+    /// Slots allocated: the most keys the node takes before it is made again.
+    var slots: Int { head.pointee.capacity }
+    var isLeaf: Bool { head.pointee.isLeaf }
+
+    /// The keys, lent: valid while the node is alive and unchanged.
+    var keys: UnsafeBufferPointer<Key> { UnsafeBufferPointer(start: keySlots, count: count) }
+    /// The children (none for a leaf), lent as ``keys`` is.
+    var children: UnsafeBufferPointer<BTreeNode> { UnsafeBufferPointer(start: childSlots, count: isLeaf ? 0 : count) }
+
     /// The value of the leaf's entry `index`.
     func value(at index: Int) -> Value {
         // A type of size 0 has one value and no bytes: any zero bytes are it.
-        Self.keepsValues ? values[index] : unsafeBitCast((), to: Value.self)
+        Self.keepsValues ? valueSlots[index] : unsafeBitCast((), to: Value.self)
+    }
+
+    /// The heap the node takes, near enough: its object header, its own
+    /// header and its slots, in 16-byte allocation units.
+    var allocatedBytes: Int {
+        let tail = isLeaf ? (Self.keepsValues ? MemoryLayout<Value>.stride : 0) : MemoryLayout<BTreeNode>.stride
+        return (16 + MemoryLayout<BTreeNodeHeader>.stride + Self.tailOffset(slots) + slots * tail + 15) / 16 * 16
+    }
+
+    // MARK: Changes, on a node only its tree holds
+
+    /// Appends a leaf entry; there must be room.
+    func append(_ key: Key, _ value: Value) {
+        insert(key, value, at: count)
+    }
+
+    /// Appends a child and its first key; there must be room.
+    func append(_ child: BTreeNode) {
+        let index = count
+        (keySlots + index).initialize(to: child.keySlots[0])
+        (childSlots + index).initialize(to: child)
+        head.pointee.count += 1
+        total += child.total
+    }
+
+    /// Inserts a leaf entry at `index`; there must be room. Counts it.
+    private func insert(_ key: Key, _ value: Value, at index: Int) {
+        let moved = count - index
+        (keySlots + index + 1).moveInitialize(from: keySlots + index, count: moved)
+        (keySlots + index).initialize(to: key)
+        if Self.keepsValues {
+            (valueSlots + index + 1).moveInitialize(from: valueSlots + index, count: moved)
+            (valueSlots + index).initialize(to: value)
+        }
+        head.pointee.count += 1
+        total += 1
+    }
+
+    /// Inserts a child and its first key at `index`; there must be room.
+    /// Counts its entries.
+    private func insert(child: BTreeNode, at index: Int) {
+        let moved = count - index
+        (keySlots + index + 1).moveInitialize(from: keySlots + index, count: moved)
+        (keySlots + index).initialize(to: child.keySlots[0])
+        (childSlots + index + 1).moveInitialize(from: childSlots + index, count: moved)
+        (childSlots + index).initialize(to: child)
+        head.pointee.count += 1
+        total += child.total
+    }
+
+    /// Removes the leaf entry at `index`; returns its value. Uncounts it.
+    private func removeEntry(at index: Int) -> Value {
+        let moved = count - index - 1
+        (keySlots + index).deinitialize(count: 1)
+        (keySlots + index).moveInitialize(from: keySlots + index + 1, count: moved)
+        let value: Value
+        if Self.keepsValues {
+            value = (valueSlots + index).move()
+            (valueSlots + index).moveInitialize(from: valueSlots + index + 1, count: moved)
+        } else {
+            value = unsafeBitCast((), to: Value.self)
+        }
+        head.pointee.count -= 1
+        total -= 1
+        return value
+    }
+
+    /// Removes the child at `index` and its key, without uncounting its entries.
+    private func removeChild(at index: Int) {
+        (keySlots + index).deinitialize(count: 1)
+        (keySlots + index).moveInitialize(from: keySlots + index + 1, count: count - index - 1)
+        (childSlots + index).deinitialize(count: 1)
+        (childSlots + index).moveInitialize(from: childSlots + index + 1, count: count - index - 1)
+        head.pointee.count -= 1
+    }
+
+    /// A node like this one with room for `capacity`: its keys and values
+    /// or children copied (retained), or moved when `moving`, which leaves
+    /// this node empty.
+    private func remade(capacity: Int, moving: Bool) -> BTreeNode {
+        let node = Self.make(isLeaf: isLeaf, capacity: capacity)
+        let count = count
+        if moving {
+            node.keySlots.moveInitialize(from: keySlots, count: count)
+            if !isLeaf {
+                node.childSlots.moveInitialize(from: childSlots, count: count)
+            } else if Self.keepsValues {
+                node.valueSlots.moveInitialize(from: valueSlots, count: count)
+            }
+            head.pointee.count = 0
+        } else {
+            node.keySlots.initialize(from: keySlots, count: count)
+            if !isLeaf {
+                node.childSlots.initialize(from: childSlots, count: count)
+            } else if Self.keepsValues {
+                node.valueSlots.initialize(from: valueSlots, count: count)
+            }
+        }
+        node.head.pointee.count = count
+        node.total = total
+        return node
+    }
+
+    /// Makes `node` one only its tree holds, with room for `room` more
+    /// entries: a node another version shares is copied (its entries
+    /// retained), and one without the room is made again with more, its
+    /// entries moved when it is not shared. Room grows by doubling, from 4
+    /// up to a full node's, so a small tree stays small.
+    static func makeUnique(_ node: inout BTreeNode, room: Int) {
+        let needed = node.count + room
+        let capacity = needed <= node.slots ? node.slots : Swift.max(needed, Swift.min(fullCapacity, Swift.max(4, 2 * node.slots)))
+        if isKnownUniquelyReferenced(&node) {
+            if capacity != node.slots { node = node.remade(capacity: capacity, moving: true) }
+        } else {
+            node = node.remade(capacity: capacity, moving: false)
+        }
+    }
+
+    /// Makes `node`, which only its builder holds, take no more room than
+    /// its entries.
+    static func shrink(_ node: inout BTreeNode) {
+        if node.count < node.slots { node = node.remade(capacity: node.count, moving: true) }
     }
 
     /// The child whose range holds `key`.
@@ -475,99 +642,88 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
     /// The child whose range holds `key`, unretained: valid while this node
     /// is, and holds it.
     func unretainedChild(for key: Key) -> Unmanaged<BTreeNode> {
-        let index = childIndex(for: key)
-        return children.withUnsafeBufferPointer { .passUnretained($0[index]) }
-    }
-
-    private func uniqueChild(_ index: Int) -> BTreeNode {
-        if !isKnownUniquelyReferenced(&children[index]) { children[index] = children[index].copy() }
-        return children[index]
+        .passUnretained(childSlots[childIndex(for: key)])
     }
 
     /// Whether a replacing key is stored in place of the equal one there
     /// (see ``WholeEntryKey``).
     private static var keyIsEntry: Bool { Key.self is any WholeEntryKey.Type }
 
-    /// Inserts; returns the value replaced, this node's new right sibling
-    /// when it split, and whether its first key changed.
-    ///
-    /// A node writes only the arrays that change: a copied node shares its
-    /// arrays' buffers with the node it came from until one is written, so
-    /// a separator left alone costs neither a copy now nor a free when the
-    /// older version goes.
-    func insert(_ key: Key, _ value: Value) -> (Value?, BTreeNode?, firstChanged: Bool) {
+    /// Inserts into the subtree at `node`, made unique on the way down;
+    /// returns the value replaced, the node's new right sibling when it
+    /// split, and whether its first key changed.
+    static func insert(_ key: Key, _ value: Value, into node: inout BTreeNode) -> (Value?, BTreeNode?, firstChanged: Bool) {
         let capacity = PersistentBTree<Key, Value>.nodeCapacity
-        if isLeaf {
-            let index = keys.lowerBound(of: key)
-            if index < keys.count && keys[index] == key {
-                if Self.keyIsEntry { keys[index] = key }
-                let old = self.value(at: index)
-                if Self.keepsValues { values[index] = value }
-                return (old, nil, Self.keyIsEntry && index == 0)
+        if node.isLeaf {
+            let index = node.keys.lowerBound(of: key)
+            if index < node.count && node.keySlots[index] == key {
+                makeUnique(&node, room: 0)
+                if keyIsEntry { node.keySlots[index] = key }
+                let old = node.value(at: index)
+                if keepsValues { node.valueSlots[index] = value }
+                return (old, nil, keyIsEntry && index == 0)
             }
-            keys.insert(key, at: index)
-            if Self.keepsValues { values.insert(value, at: index) }
-            total += 1
-            return (nil, keys.count > capacity ? splitLeaf() : nil, index == 0)
+            makeUnique(&node, room: 1)
+            node.insert(key, value, at: index)
+            return (nil, node.count > capacity ? node.split() : nil, index == 0)
         }
-        let index = childIndex(for: key)
-        let child = uniqueChild(index)
-        let (old, split, childFirstChanged) = child.insert(key, value)
-        if old == nil { total += 1 }
-        if childFirstChanged { keys[index] = child.keys[0] }
+        makeUnique(&node, room: 0)
+        let index = node.childIndex(for: key)
+        let (old, split, childFirstChanged) = insert(key, value, into: &node.childSlots[index])
+        if old == nil { node.total += 1 }
+        if childFirstChanged { node.keySlots[index] = node.childSlots[index].keySlots[0] }
         if let split {
-            children.insert(split, at: index + 1)
-            keys.insert(split.keys[0], at: index + 1)
+            makeUnique(&node, room: 1)
+            node.total -= split.total
+            node.insert(child: split, at: index + 1)
         }
-        return (old, children.count > capacity ? splitInternal() : nil, childFirstChanged && index == 0)
+        return (old, node.count > capacity ? node.split() : nil, childFirstChanged && index == 0)
     }
 
-    private func splitLeaf() -> BTreeNode {
-        let half = keys.count / 2
-        let right = BTreeNode(leafKeys: Array(keys[half...]), values: Self.keepsValues ? Array(values[half...]) : [])
-        keys.removeSubrange(half...)
-        if Self.keepsValues { values.removeSubrange(half...) }
-        total = keys.count
-        return right
-    }
-
-    private func splitInternal() -> BTreeNode {
-        let half = children.count / 2
-        let right = BTreeNode(children: Array(children[half...]))
-        children.removeSubrange(half...)
-        keys.removeSubrange(half...)
+    /// Moves the upper half of this node's slots into a new right sibling,
+    /// with room to take entries; returns it.
+    private func split() -> BTreeNode {
+        let half = count / 2, moved = count - half
+        let right = Self.make(isLeaf: isLeaf, capacity: Self.fullCapacity)
+        right.keySlots.moveInitialize(from: keySlots + half, count: moved)
+        right.head.pointee.count = moved
+        head.pointee.count = half
+        if !isLeaf {
+            right.childSlots.moveInitialize(from: childSlots + half, count: moved)
+            right.total = right.children.reduce(0) { $0 + $1.total }
+        } else {
+            if Self.keepsValues { right.valueSlots.moveInitialize(from: valueSlots + half, count: moved) }
+            right.total = moved
+        }
         total -= right.total
         return right
     }
 
-    /// Removes `key`; returns its value (nil when the subtree does not hold
-    /// it, and then nothing changed) and whether this node's first key
-    /// changed. The caller fixes this node's own separator in its parent
-    /// and merges it when it became too small.
-    func remove(_ key: Key) -> (Value?, firstChanged: Bool) {
-        if isLeaf {
-            let index = keys.lowerBound(of: key)
-            guard index < keys.count && keys[index] == key else { return (nil, false) }
-            keys.remove(at: index)
-            total -= 1
-            let old = value(at: index)
-            if Self.keepsValues { values.remove(at: index) }
-            return (old, index == 0)
+    /// Removes `key` from the subtree at `node`, made unique on the way
+    /// down; returns its value (nil when the subtree does not hold it, and
+    /// then nothing changed but the copies) and whether the node's first key
+    /// changed. The caller fixes the node's own separator in its parent and
+    /// merges it when it became too small.
+    static func remove(_ key: Key, from node: inout BTreeNode) -> (Value?, firstChanged: Bool) {
+        if node.isLeaf {
+            let index = node.keys.lowerBound(of: key)
+            guard index < node.count && node.keySlots[index] == key else { return (nil, false) }
+            makeUnique(&node, room: 0)
+            return (node.removeEntry(at: index), index == 0)
         }
-        let index = childIndex(for: key)
-        let child = uniqueChild(index)
-        let (old, childFirstChanged) = child.remove(key)
+        makeUnique(&node, room: 0)
+        let index = node.childIndex(for: key)
+        let (old, childFirstChanged) = remove(key, from: &node.childSlots[index])
         guard old != nil else { return (nil, false) }
-        total -= 1
-        if child.total == 0 {
-            children.remove(at: index)
-            keys.remove(at: index)
+        node.total -= 1
+        if node.childSlots[index].total == 0 {
+            node.removeChild(at: index)
             return (old, index == 0)
         }
-        if childFirstChanged { keys[index] = child.keys[0] }
+        if childFirstChanged { node.keySlots[index] = node.childSlots[index].keySlots[0] }
         // A merge appends the right node to the left one, whose first key
         // (and separator, updated above when it is this child's) stays.
-        mergeIfSmall(index)
+        node.mergeIfSmall(index)
         return (old, childFirstChanged && index == 0)
     }
 
@@ -577,7 +733,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
         while !node._withUnsafeGuaranteedRef(\.isLeaf) { node = node._withUnsafeGuaranteedRef { $0.unretainedChild(for: key) } }
         return node._withUnsafeGuaranteedRef { leaf in
             let index = leaf.keys.lowerBound(of: key)
-            return index < leaf.keys.count && leaf.keys[index] == key
+            return index < leaf.count && leaf.keySlots[index] == key
         }
     }
 
@@ -586,38 +742,40 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: @unchecked S
     private func mergeIfSmall(_ index: Int) {
         let threshold = PersistentBTree<Key, Value>.mergeThreshold
         let capacity = PersistentBTree<Key, Value>.nodeCapacity
-        let size = { (node: BTreeNode) in node.isLeaf ? node.keys.count : node.children.count }
-        guard size(children[index]) < threshold, children.count > 1 else { return }
+        guard childSlots[index].count < threshold, count > 1 else { return }
         let left = index > 0 ? index - 1 : index
-        guard size(children[left]) + size(children[left + 1]) <= capacity else { return }
-        let merged = uniqueChild(left)
-        let right = children[left + 1]
-        if merged.isLeaf {
-            merged.keys += right.keys
-            merged.values += right.values
-        } else {
-            merged.children += right.children
-            merged.keys += right.keys
+        let rightCount = childSlots[left + 1].count
+        guard childSlots[left].count + rightCount <= capacity else { return }
+        Self.makeUnique(&childSlots[left], room: rightCount)
+        let merged = childSlots[left], right = childSlots[left + 1]
+        // The right node may be shared with older versions: its slots are
+        // copied, not moved.
+        let start = merged.count
+        (merged.keySlots + start).initialize(from: right.keySlots, count: rightCount)
+        if !merged.isLeaf {
+            (merged.childSlots + start).initialize(from: right.childSlots, count: rightCount)
+        } else if Self.keepsValues {
+            (merged.valueSlots + start).initialize(from: right.valueSlots, count: rightCount)
         }
+        merged.head.pointee.count += rightCount
         merged.total += right.total
-        children.remove(at: left + 1)
-        keys.remove(at: left + 1)
+        removeChild(at: left + 1)
     }
 
     func check(depth: Int, leafDepth: inout Int?, identical: (Key, Key) -> Bool) -> String? {
         let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        guard count <= slots else { return "more keys than slots at depth \(depth)" }
         guard zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) else { return "keys out of order at depth \(depth)" }
         if isLeaf {
             if let leafDepth, leafDepth != depth { return "leaves at depths \(leafDepth) and \(depth)" }
             leafDepth = depth
-            guard keys.count == (Self.keepsValues ? values.count : keys.count), total == keys.count, keys.count <= capacity,
-                  Self.keepsValues || values.isEmpty else { return "leaf counts wrong" }
+            guard total == count, count <= capacity else { return "leaf counts wrong" }
             return nil
         }
-        guard keys.count == children.count, children.count <= capacity, !children.isEmpty else { return "internal shape wrong" }
+        guard count <= capacity, count > 0 else { return "internal shape wrong" }
         guard total == children.reduce(0, { $0 + $1.total }) else { return "subtree count wrong at depth \(depth)" }
         for (key, child) in zip(keys, children) {
-            guard !child.keys.isEmpty, identical(child.keys[0], key) else { return "separator is not the child's first key" }
+            guard child.count > 0, identical(child.keySlots[0], key) else { return "separator is not the child's first key" }
             if let problem = child.check(depth: depth + 1, leafDepth: &leafDepth, identical: identical) { return problem }
         }
         return nil
