@@ -142,6 +142,53 @@ import Testing
         #expect(try query.count() == 2)
         #expect(try query.sorted(by: \.id, .descending).offset(1).count() == 1)
     }
+
+    /// Integers and doubles compare through `Double`, so past 2^53 one
+    /// double ties two integers and no order sorts a list mixing them. An
+    /// `in` whose values a program's own `IndexableValue` gives in both
+    /// forms is checked by the filter, not read as ranges, and answers as
+    /// a scan does whatever order its set hands the values in.
+    @Test func anInMixingIntegerAndDoubleKeysAnswersAsAScanDoes() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let indexed = try store.table(Measure.self, named: "indexed", indexes: [.on(\.amount)])
+        let plain = try store.table(Measure.self, named: "plain")
+        var failures: [String] = []
+        for k in Int64(0)..<40 {
+            let n: Int64 = (1 << 53) + 4 * k
+            let rows = [Measure(id: 2 * k + 1, amount: .whole(n)), Measure(id: 2 * k + 2, amount: .whole(n + 1))]
+            try indexed.put(rows)
+            try plain.put(rows)
+            let values: [Amount] = [.whole(n + 1), .real(Double(n)), .whole(n)]
+            let query = indexed.query.filter(.in(\.amount, values))
+            let answers = (try query.all().map(\.id), try query.ids(), try query.count())
+            let scanned = try plain.query.filter(.in(\.amount, values)).all().map(\.id)
+            if scanned != [2 * k + 1, 2 * k + 2] || answers.0 != scanned || answers.1 != scanned || answers.2 != 2 {
+                failures.append("k \(k): all \(answers.0), ids \(answers.1), count \(answers.2), scan \(scanned)")
+            }
+            try indexed.remove(rows.map(\.id))
+            try plain.remove(rows.map(\.id))
+        }
+        #expect(failures.isEmpty, "\(failures)")
+    }
+}
+
+/// An amount a program indexes as an integer, or as a double when it has a fraction.
+private enum Amount: Codable, Hashable, Sendable, IndexableValue {
+    case whole(Int64)
+    case real(Double)
+
+    var indexValue: IndexValue {
+        switch self {
+        case let .whole(value): .int(value)
+        case let .real(value): .double(value)
+        }
+    }
+}
+
+private struct Measure: Entity, Equatable {
+    var id: Int64
+    var amount: Amount
 }
 
 /// A shade a program indexes by its name, crimson as red.

@@ -188,6 +188,11 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
 /// order-preserving way. The standard scalar types, `Date`, `UUID`,
 /// optionals of these, and `RawRepresentable` types whose raw value is one
 /// (declare the conformance: `extension Status: IndexableValue {}`).
+///
+/// A type of your own should give one form for its numbers: integers
+/// (`.int`, `.uint`) and doubles compare through `Double`, which past 2^53
+/// ties distinct integers with one double. An `in` filter whose values mix
+/// the two forms is checked entity by entity rather than read from an index.
 public protocol IndexableValue: Sendable {
     var indexValue: IndexValue { get }
 }
