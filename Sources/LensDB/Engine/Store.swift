@@ -47,6 +47,8 @@ public final class Store: Sendable {
     let lock: (any FileLock)?
     /// Whether ``close()`` has run; its mutex serializes closes.
     private let closing = Locked(false)
+    /// What a close ends: the store's open streams (``onClose(_:)``).
+    private let closeHandlers = Locked(CloseHandlers())
     /// ``StoreOptions/logger`` with the store's path as metadata.
     let logger: Logger
     /// The counters of the records open wrote again, which are not commits
@@ -186,7 +188,10 @@ public final class Store: Sendable {
     /// - the log is closed, and no compaction of this store is writing: a
     ///   running one has finished its snapshot, since the next owner of the
     ///   lock must not meet it half written;
-    /// - the lock is released.
+    /// - the lock is released;
+    /// - every stream of the store has finished: ``changes(bound:)``, tables'
+    ///   `changes`, live queries (``Query/values`` and the others) and
+    ///   lenses' `values` and `changes`. A `for await` over one ends.
     ///
     /// A call that finds a close running waits for it to finish. A commit
     /// racing with the first call either completes before its flush or
@@ -215,6 +220,34 @@ public final class Store: Sendable {
             closed = true
             closeOnce()
         }
+        // Outside the lock: ending a stream runs its termination, which
+        // removes its handler here.
+        let handlers = closeHandlers.withLock { side in
+            side.closed = true
+            defer { side.handlers = [:] }
+            return side.handlers.sorted { $0.key < $1.key }.map(\.value)
+        }
+        for handler in handlers { handler() }
+    }
+
+    /// Runs `handler` once, when the store closes, or now when it has:
+    /// how a stream of the store ends with it. Returns the token that
+    /// ``removeCloseHandler(_:)`` takes; nil when `handler` ran at once.
+    func onClose(_ handler: @escaping @Sendable () -> Void) -> Int? {
+        let token = closeHandlers.withLock { side -> Int? in
+            guard !side.closed else { return nil }
+            defer { side.next += 1 }
+            side.handlers[side.next] = handler
+            return side.next
+        }
+        if token == nil { handler() }
+        return token
+    }
+
+    /// Forgets a handler ``onClose(_:)`` took (nil, or one that ran: nothing).
+    func removeCloseHandler(_ token: Int?) {
+        guard let token else { return }
+        closeHandlers.withLock { _ = $0.handlers.removeValue(forKey: token) }
     }
 
     private func closeOnce() {
@@ -258,4 +291,11 @@ public final class Store: Sendable {
         if isNew { logFailStop(failure) }
         return failure
     }
+}
+
+/// The handlers a close runs, and whether it ran them.
+private struct CloseHandlers: Sendable {
+    var closed = false
+    var next = 0
+    var handlers: [Int: @Sendable () -> Void] = [:]
 }

@@ -15,8 +15,8 @@ extension Lens {
     ///
     /// A consumer slower than the commits gets the newest value: changes
     /// in between are conflated, never queued. Each iteration watches the
-    /// lens until it ends, or its task is cancelled, and then releases
-    /// everything it held.
+    /// lens until it ends, its task is cancelled or the store closes, and
+    /// then releases everything it held.
     ///
     /// Thread-safety: iterate from any task, not from inside a write block
     /// of the store (starting to watch may take the writers' lock).
@@ -40,7 +40,8 @@ extension Lens {
         focus.learnKeys(in: store.current)
         let notifier = store.attachments.attachment { LensNotifier() }
         let (id, channel) = notifier.watch(focus, of: store) { LensChannel(focus, in: $0) }
-        return (channel, LensWatch(notifier: notifier, id: id, root: focus.rootName, store: store))
+        let closing = store.onClose { [weak channel] in channel?.finish() }
+        return (channel, LensWatch(notifier: notifier, id: id, root: focus.rootName, store: store, closing: closing))
     }
 }
 
@@ -50,15 +51,21 @@ final class LensWatch: Sendable {
     let id: Int
     let root: String
     let store: Store
+    /// The store's handler that ends the iteration when it closes.
+    let closing: Int?
 
-    init(notifier: LensNotifier, id: Int, root: String, store: Store) {
+    init(notifier: LensNotifier, id: Int, root: String, store: Store, closing: Int?) {
         self.notifier = notifier
         self.id = id
         self.root = root
         self.store = store
+        self.closing = closing
     }
 
-    deinit { notifier.unwatch(id, root: root, of: store) }
+    deinit {
+        notifier.unwatch(id, root: root, of: store)
+        store.removeCloseHandler(closing)
+    }
 }
 
 /// ``Lens/values``: the current value, then each change of it.

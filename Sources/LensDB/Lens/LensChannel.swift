@@ -60,7 +60,18 @@ final class LensChannel<Value: Codable & Sendable>: LensWatcher {
         waiter?.resume(returning: change)
     }
 
-    /// The next change, waiting for one; nil once the consuming task is cancelled.
+    /// Ends the iteration: the consumer's next call returns nil.
+    func finish() {
+        let waiter = state.withLock { state in
+            state.finished = true
+            defer { state.waiter = nil }
+            return state.waiter
+        }
+        waiter?.resume(returning: nil)
+    }
+
+    /// The next change, waiting for one; nil once the consuming task is
+    /// cancelled or the store closed.
     func next() async -> Change? {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Change?, Never>) in
@@ -73,12 +84,7 @@ final class LensChannel<Value: Codable & Sendable>: LensWatcher {
                 if let ready { continuation.resume(returning: ready) }
             }
         } onCancel: {
-            let waiter = state.withLock { state in
-                state.finished = true
-                defer { state.waiter = nil }
-                return state.waiter
-            }
-            waiter?.resume(returning: nil)
+            finish()
         }
     }
 

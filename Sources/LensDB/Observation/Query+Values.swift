@@ -25,6 +25,8 @@ extension Query {
     /// - A slow consumer gets the latest result, never a backlog, and never
     ///   one older than a result it has seen.
     /// - Ending or cancelling the iteration releases the observer.
+    /// - Closing the store finishes the stream; one made on a closed store
+    ///   yields the current result, then finishes.
     ///
     /// Thread-safety: iterate from any task. Results are computed on a
     /// serial queue of the table's (never on the committing thread, which
@@ -92,7 +94,15 @@ extension Query {
         let registry = table.store.liveRegistry(for: table.name, T.self)
         let (start, id) = registry.add(self, relatedTables: relatedTables) { transaction in emit(transaction.after) }
         emit(start)
-        continuation.onTermination = { _ in registry.remove(id) }
+        let store = table.store, closing = Locked<Int?>(nil)
+        continuation.onTermination = { _ in
+            registry.remove(id)
+            store.removeCloseHandler(closing.withLock { $0 })
+        }
+        // After the current result: a stream made on a closed store yields it, then ends.
+        // Outside the lock, which the termination above takes.
+        let token = store.onClose { continuation.finish() }
+        closing.withLock { $0 = token }
         return stream
     }
 }

@@ -31,6 +31,7 @@ extension Store {
     /// one after the version current when iteration starts: once each, in
     /// commit order; a consumer more than `bound` commits behind gets
     /// ``StoreChange/resyncNeeded(lastDelivered:)`` instead of a backlog.
+    /// Closing the store finishes the stream.
     public func changes(bound: Int = 1024) -> AsyncStream<StoreChange> {
         commitStream(bound: bound, resync: StoreChange.resyncNeeded) { transaction in
             .commit(StoreCommit(lsn: transaction.lsn, changes: transaction.entryChanges()))

@@ -76,7 +76,8 @@ extension Table {
     /// A consumer that falls more than `bound` commits behind gets
     /// ``TableChange/resyncNeeded(lastDelivered:)`` in place of the commits
     /// it missed, instead of the feed holding them in memory; later commits
-    /// follow. Ending or cancelling the iteration stops the feed.
+    /// follow. Ending or cancelling the iteration stops the feed; closing
+    /// the store finishes it.
     ///
     /// Thread-safety: iterate from any task. Elements are produced on the
     /// committing thread, after the commit is visible to readers.
@@ -116,7 +117,15 @@ extension Store {
             }
         }
         behind.withLock { $0.lastDelivered = start.lsn }
-        continuation.onTermination = { [weak self] _ in self?.removeCommitObserver(token) }
+        let closing = Locked<Int?>(nil)
+        continuation.onTermination = { [weak self] _ in
+            self?.removeCommitObserver(token)
+            self?.removeCloseHandler(closing.withLock { $0 })
+        }
+        // Outside the lock: on a closed store the handler runs at once, and
+        // ending the stream runs the termination above.
+        let closeToken = onClose { continuation.finish() }
+        closing.withLock { $0 = closeToken }
         return stream
     }
 }
