@@ -219,15 +219,35 @@ public final class Store: Sendable {
             guard !closed else { return }
             closed = true
             closeOnce()
+            deliverStagedCommits()
+            // Under `closing`, so a second caller returns only once the
+            // streams have ended; no handler takes that lock. Outside
+            // `closeHandlers`: ending a stream removes its handler there.
+            let handlers = closeHandlers.withLock { side in
+                side.closed = true
+                defer { side.handlers = [:] }
+                return side.handlers.sorted { $0.key < $1.key }.map(\.value)
+            }
+            for handler in handlers { handler() }
         }
-        // Outside the lock: ending a stream runs its termination, which
-        // removes its handler here.
-        let handlers = closeHandlers.withLock { side in
-            side.closed = true
-            defer { side.handlers = [:] }
-            return side.handlers.sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    /// Hands the observers every commit staged before the close, so that
+    /// a stream's last elements come before its end. A commit publishes
+    /// after its log wait, outside the writers' lock, so one acknowledged
+    /// while the close ran may not have reached the feed yet: the close
+    /// flushed its record, so it publishes, unless the store failed.
+    private func deliverStagedCommits() {
+        let head = writer.withLock { $0.head.lsn }
+        // Bounded all the same: a close must not hang on a committer that
+        // never comes back (a commit publishes microseconds after its wait).
+        var pauses = 0
+        while current.lsn < head && failure == nil && pauses < 100_000 {
+            var pause = timespec(tv_sec: 0, tv_nsec: 100_000)
+            nanosleep(&pause, nil)
+            pauses += 1
         }
-        for handler in handlers { handler() }
+        if commitFeed.isObserved { commitFeed.deliver(upTo: current.lsn) }
     }
 
     /// Runs `handler` once, when the store closes, or now when it has:

@@ -98,6 +98,12 @@ final class LiveRegistry<T: Entity>: Sendable {
 
     var count: Int { state.withLock { $0.observers.count } }
 
+    /// Runs `body` on the registry's queue, after the results of every
+    /// commit delivered so far.
+    func afterPendingResults(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
     /// The first equality condition of a filter's top-level conjunction.
     private static func filing(_ node: FilterNode) -> (path: AnyKeyPath, value: IndexValue, fieldValue: @Sendable (RowObject) -> IndexValue)? {
         for conjunct in node.conjuncts {

@@ -100,8 +100,10 @@ extension Query {
             store.removeCloseHandler(closing.withLock { $0 })
         }
         // After the current result: a stream made on a closed store yields it, then ends.
-        // Outside the lock, which the termination above takes.
-        let token = store.onClose { continuation.finish() }
+        // Outside the lock, which the termination above takes. The end goes
+        // through the registry's queue, after the results of the commits
+        // the close delivered.
+        let token = store.onClose { registry.afterPendingResults { continuation.finish() } }
         closing.withLock { $0 = token }
         return stream
     }
