@@ -191,7 +191,10 @@ public final class Store: Sendable {
     /// - the lock is released;
     /// - every stream of the store has finished: ``changes(bound:)``, tables'
     ///   `changes`, live queries (``Query/values`` and the others) and
-    ///   lenses' `values` and `changes`. A `for await` over one ends.
+    ///   lenses' `values` and `changes`. Each has been handed every commit
+    ///   acknowledged before it finished, a commit racing with the close
+    ///   included, and a live query its result; a `for await` over one
+    ///   takes those, then ends.
     ///
     /// A call that finds a close running waits for it to finish. A commit
     /// racing with the first call either completes before its flush or
@@ -200,7 +203,8 @@ public final class Store: Sendable {
     /// open a new `Store`.
     ///
     /// Blocks the calling thread for one sync, plus the rest of a running
-    /// compaction (at most the writing of one snapshot). Never throws: a
+    /// compaction (at most the writing of one snapshot) and of commits
+    /// being acknowledged meanwhile (microseconds). Never throws: a
     /// failed final flush has no caller left to act on it, and an
     /// acknowledged `.full` commit is durable already.
     ///
