@@ -76,8 +76,10 @@ final class LensChannel<Value: Codable & Sendable>: LensWatcher {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Change?, Never>) in
                 let ready = state.withLock { state -> Change?? in
-                    if state.finished || Task.isCancelled { return .some(nil) }
+                    if Task.isCancelled { return .some(nil) }
+                    // A change offered before the store closed comes before the end.
                     if let change = state.take() { return change }
+                    if state.finished { return .some(nil) }
                     state.waiter = continuation
                     return nil
                 }

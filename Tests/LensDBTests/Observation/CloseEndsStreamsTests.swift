@@ -111,6 +111,24 @@ import Testing
         #expect(last.first?.city == "Paris", "the stream ended before the last commit's result")
     }
 
+    /// A lens's value changed by the last commit, not yet taken when the
+    /// store closes, comes before the end.
+    @Test func aLensEndsOnTheValueOfTheLastCommit() async throws {
+        let store = try tableStore(checkingInvariants: false)
+        let theme = try store.root(AppState.self, named: "app", default: AppState()).lens(\.theme)
+        var values = theme.values.makeAsyncIterator()
+        var changes = theme.changes.makeAsyncIterator()
+        #expect(await values.next() == "light")
+        try theme.set("dark")
+        store.close()
+        var last: String?
+        while let value = await values.next() { last = value }
+        #expect(last == "dark", "the lens's values ended before the last commit's value")
+        var lastChange: (old: String, new: String)?
+        while let change = await changes.next() { lastChange = change }
+        #expect(lastChange?.old == "light" && lastChange?.new == "dark", "the lens's changes ended before the last commit's change")
+    }
+
     /// A commit acknowledged while the close runs publishes after its log
     /// wait, outside the writers' lock: the close hands it to the feeds
     /// before ending them, so a change feed has no gap.
