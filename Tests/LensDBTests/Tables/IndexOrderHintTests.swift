@@ -377,19 +377,6 @@ private struct CodeID: Codable, Hashable, Comparable, Sendable {
     static func < (a: CodeID, b: CodeID) -> Bool { (a.kind, a.number) < (b.kind, b.number) }
 }
 
-/// An amount a program indexes as an integer or as a double.
-private enum MixedAmount: Codable, Hashable, Sendable, IndexableValue {
-    case whole(Int64)
-    case real(Double)
-
-    var indexValue: IndexValue {
-        switch self {
-        case let .whole(value): .int(value)
-        case let .real(value): .double(value)
-        }
-    }
-}
-
 private struct Ledger: Entity, Equatable {
     var id: Int64
     var amount: MixedAmount

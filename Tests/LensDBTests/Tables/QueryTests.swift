@@ -159,7 +159,7 @@ import Testing
             let rows = [Measure(id: 2 * k + 1, amount: .whole(n)), Measure(id: 2 * k + 2, amount: .whole(n + 1))]
             try indexed.put(rows)
             try plain.put(rows)
-            let values: [Amount] = [.whole(n + 1), .real(Double(n)), .whole(n)]
+            let values: [MixedAmount] = [.whole(n + 1), .real(Double(n)), .whole(n)]
             let query = indexed.query.filter(.in(\.amount, values))
             let answers = (try query.all().map(\.id), try query.ids(), try query.count())
             let scanned = try plain.query.filter(.in(\.amount, values)).all().map(\.id)
@@ -173,22 +173,9 @@ import Testing
     }
 }
 
-/// An amount a program indexes as an integer, or as a double when it has a fraction.
-private enum Amount: Codable, Hashable, Sendable, IndexableValue {
-    case whole(Int64)
-    case real(Double)
-
-    var indexValue: IndexValue {
-        switch self {
-        case let .whole(value): .int(value)
-        case let .real(value): .double(value)
-        }
-    }
-}
-
 private struct Measure: Entity, Equatable {
     var id: Int64
-    var amount: Amount
+    var amount: MixedAmount
 }
 
 /// A shade a program indexes by its name, crimson as red.

@@ -22,6 +22,20 @@ struct Person: Entity, Equatable {
     }
 }
 
+/// An amount a program indexes as an integer, or as a double: a type that
+/// gives both forms, which compare through `Double`.
+enum MixedAmount: Codable, Hashable, Sendable, IndexableValue {
+    case whole(Int64)
+    case real(Double)
+
+    var indexValue: IndexValue {
+        switch self {
+        case let .whole(value): .int(value)
+        case let .real(value): .double(value)
+        }
+    }
+}
+
 let personIndexes: [Index<Person>] = [
     .on(\.city), .on(\.age), .on(\.score), .on(\.city, \.age), .on(\.city, \.score), .unique(\.email), .on(\.nickname),
 ]
