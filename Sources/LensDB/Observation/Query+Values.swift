@@ -99,8 +99,9 @@ extension Query {
             registry.remove(id)
             store.removeCloseHandler(closing.withLock { $0 })
         }
-        // After the current result: a stream made on a closed store yields it, then ends.
-        // Outside the lock, which the termination above takes. The end goes
+        // Registered after the current result, so a stream made on a closed
+        // store yields it, then ends; outside `closing`, which the
+        // termination takes when the handler runs at once. The end goes
         // through the registry's queue, after the results of the commits
         // the close delivered.
         let token = store.onClose { registry.afterPendingResults { continuation.finish() } }
