@@ -274,6 +274,27 @@ public final class Store: Sendable {
         closeHandlers.withLock { _ = $0.handlers.removeValue(forKey: token) }
     }
 
+    /// Finishes `continuation`'s stream when the store closes (at once when
+    /// it has), the finish run through `schedule` (a stream whose elements
+    /// come from a queue finishes on it, after them); and makes the
+    /// stream's termination run `release`, then forget that handler.
+    /// Call once the stream is set up: on a closed store it ends here.
+    func finishOnClose<Element: Sendable>(
+        _ continuation: AsyncStream<Element>.Continuation,
+        through schedule: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void = { $0() },
+        release: @escaping @Sendable () -> Void
+    ) {
+        let closing = Locked<Int?>(nil)
+        continuation.onTermination = { [weak self] _ in
+            release()
+            self?.removeCloseHandler(closing.withLock { $0 })
+        }
+        // Outside `closing`: on a closed store the handler runs at once, and
+        // the termination it causes takes that lock.
+        let token = onClose { schedule { continuation.finish() } }
+        closing.withLock { $0 = token }
+    }
+
     private func closeOnce() {
         let log = writer.withLock { side in
             defer { side.log = nil; side.closed = true }

@@ -94,18 +94,10 @@ extension Query {
         let registry = table.store.liveRegistry(for: table.name, T.self)
         let (start, id) = registry.add(self, relatedTables: relatedTables) { transaction in emit(transaction.after) }
         emit(start)
-        let store = table.store, closing = Locked<Int?>(nil)
-        continuation.onTermination = { _ in
-            registry.remove(id)
-            store.removeCloseHandler(closing.withLock { $0 })
-        }
-        // Registered after the current result, so a stream made on a closed
-        // store yields it, then ends; outside `closing`, which the
-        // termination takes when the handler runs at once. The end goes
-        // through the registry's queue, after the results of the commits
-        // the close delivered.
-        let token = store.onClose { registry.afterPendingResults { continuation.finish() } }
-        closing.withLock { $0 = token }
+        // After the current result, so a stream made on a closed store
+        // yields it, then ends; through the registry's queue, so the
+        // results of the commits the close delivered come first.
+        table.store.finishOnClose(continuation, through: registry.afterPendingResults) { registry.remove(id) }
         return stream
     }
 }

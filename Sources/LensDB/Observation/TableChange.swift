@@ -117,15 +117,7 @@ extension Store {
             }
         }
         behind.withLock { $0.lastDelivered = start.lsn }
-        let closing = Locked<Int?>(nil)
-        continuation.onTermination = { [weak self] _ in
-            self?.removeCommitObserver(token)
-            self?.removeCloseHandler(closing.withLock { $0 })
-        }
-        // Outside the lock: on a closed store the handler runs at once, and
-        // ending the stream runs the termination above.
-        let closeToken = onClose { continuation.finish() }
-        closing.withLock { $0 = closeToken }
+        finishOnClose(continuation) { [weak self] in self?.removeCommitObserver(token) }
         return stream
     }
 }
