@@ -245,12 +245,7 @@ public final class Store: Sendable {
         let head = writer.withLock { $0.head.lsn }
         // Bounded all the same: a close must not hang on a committer that
         // never comes back (a commit publishes microseconds after its wait).
-        var pauses = 0
-        while current.lsn < head && failure == nil && pauses < 100_000 {
-            var pause = timespec(tv_sec: 0, tv_nsec: 100_000)
-            nanosleep(&pause, nil)
-            pauses += 1
-        }
+        _ = waitForPublication(through: head, pauses: 100_000) { failure != nil }
         if commitFeed.isObserved { commitFeed.deliver(upTo: current.lsn) }
     }
 

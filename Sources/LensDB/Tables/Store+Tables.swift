@@ -80,11 +80,25 @@ extension Store {
     /// is published, so that the version readers see and the head are one
     /// and both can take the decoded table.
     func waitForInFlightCommits(_ side: WriterSide) throws {
-        while current.lsn < side.head.lsn {
-            if let failure = side.log?.failure { throw StoreError.failed(path: path ?? ":memory:", cause: "\(failure)") }
+        // The store's own failure cannot change while this holds the lock
+        // `fail` takes: a commit's failure shows in its log's.
+        if waitForPublication(through: side.head.lsn, unless: { side.log?.failure != nil }) { return }
+        if let failure = side.log?.failure { throw StoreError.failed(path: path ?? ":memory:", cause: "\(failure)") }
+    }
+
+    /// Waits, 100 µs at a time, until readers see the version through
+    /// `lsn`: a commit publishes after its log wait, outside the writers'
+    /// lock. Stops when `failed` says a commit will not publish, or after
+    /// `pauses` pauses; returns whether the version was published.
+    func waitForPublication(through lsn: UInt64, pauses: Int = .max, unless failed: () -> Bool) -> Bool {
+        var paused = 0
+        while current.lsn < lsn {
+            if failed() || paused >= pauses { return false }
             var pause = timespec(tv_sec: 0, tv_nsec: 100_000)
             nanosleep(&pause, nil)
+            paused += 1
         }
+        return true
     }
 }
 
