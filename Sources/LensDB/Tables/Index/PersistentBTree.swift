@@ -526,13 +526,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
         insert(key, value, at: count)
     }
 
-    /// Appends a child and its first key; there must be room.
+    /// Appends a child and its first key; there must be room. Counts its entries.
     func append(_ child: BTreeNode) {
-        let index = count
-        (keySlots + index).initialize(to: child.keySlots[0])
-        (childSlots + index).initialize(to: child)
-        head.pointee.count += 1
-        total += child.total
+        insert(child: child, at: count)
     }
 
     /// Inserts a leaf entry at `index`; there must be room. Counts it.

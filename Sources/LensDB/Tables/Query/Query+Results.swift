@@ -140,8 +140,7 @@ struct QueryExecution {
     /// The results with their identifiers and rows (whose LSNs tell live
     /// queries whether a result changed).
     func runCandidates() throws -> [Candidate] {
-        if spec.offset < 0 { throw QueryError.negativeOffset(spec.offset) }
-        if let limit = spec.limit, limit < 0 { throw QueryError.negativeLimit(limit) }
+        try checkPaging()
         if spec.limit == 0 { return [] }
         var page = Page(spec: spec)
         if let walk = plan.walk {
@@ -166,6 +165,12 @@ struct QueryExecution {
 
     private func matches(_ row: RowObject) -> Bool { predicate?(row) ?? true }
 
+    /// Throws ``QueryError`` for a negative offset or limit.
+    private func checkPaging() throws {
+        if spec.offset < 0 { throw QueryError.negativeOffset(spec.offset) }
+        if let limit = spec.limit, limit < 0 { throw QueryError.negativeLimit(limit) }
+    }
+
     /// How many results ``runCandidates()`` gives, counted from the index
     /// ranks alone when every entry of the plan's ranges is a result: nothing
     /// is left to check and no `after` applies. Nil otherwise. A plan's
@@ -173,8 +178,7 @@ struct QueryExecution {
     /// before its bounds: ``Conditions``), so their counts add up.
     /// O(log n) per range.
     func countedResults() throws -> Int? {
-        if spec.offset < 0 { throw QueryError.negativeOffset(spec.offset) }
-        if let limit = spec.limit, limit < 0 { throw QueryError.negativeLimit(limit) }
+        try checkPaging()
         guard plan.residual.isEmpty, spec.after == nil, case let .index(position, ranges) = plan.access else { return nil }
         let index = storage.indexes[position]
         let entries = ranges.reduce(0) { $0 + index.ranks(of: $1).count }
