@@ -13,6 +13,10 @@ import LensLog
 class RowObject: @unchecked Sendable {
     /// The entity's identifier as tables order it (``identifierValue(_:)``).
     @usableFromInline let id: IndexValue
+    /// The identifier's ``IndexValue/leadingOrderBits``, which index
+    /// entries copy to order equal keys without reading rows. Held in the
+    /// padding after `id`: it takes no room.
+    @usableFromInline let idOrderBits: UInt32
     /// The LSN of the commit that last changed the entity (for entities
     /// loaded at open: the store's LSN then, an upper bound).
     @usableFromInline let lsn: UInt64
@@ -27,6 +31,7 @@ class RowObject: @unchecked Sendable {
 
     @usableFromInline init(id: IndexValue, lsn: UInt64, encoding: EncodingSummary) {
         self.id = id
+        idOrderBits = id.leadingOrderBits
         self.lsn = lsn
         encodingHash = encoding.hash
         encodedCount = encoding.count

@@ -25,10 +25,20 @@ import Testing
         var random = SeededGenerator.fromEnvironment("indexValueOrder")
         for _ in 0..<20_000 {
             let a = Self.randomValue(&random), b = Self.randomValue(&random)
-            if a < b { #expect(a.orderPrefix <= b.orderPrefix, "\(a) < \(b)") }
-            if b < a { #expect(b.orderPrefix <= a.orderPrefix, "\(b) < \(a)") }
-            if a == b { #expect(a.orderPrefix == b.orderPrefix, "\(a) == \(b)") }
+            if a < b { #expect(a.orderPrefix <= b.orderPrefix && a.leadingOrderBits <= b.leadingOrderBits, "\(a) < \(b)") }
+            if b < a { #expect(b.orderPrefix <= a.orderPrefix && b.leadingOrderBits <= a.leadingOrderBits, "\(b) < \(a)") }
+            if a == b { #expect(a.orderPrefix == b.orderPrefix && a.leadingOrderBits == b.leadingOrderBits, "\(a) == \(b)") }
         }
+    }
+
+    /// Index entries keep their identifier's leading order bits in the
+    /// padding after their values: an entry takes the room it took without
+    /// them (one value and a row pointer take 32 bytes; each value more, 24).
+    @Test func anEntrysIdentifierBitsTakeNoRoom() {
+        #expect(MemoryLayout<IndexValue>.size == 17 && MemoryLayout<IndexValue>.stride == 24)
+        #expect(MemoryLayout<OneFieldEntry>.stride == 32)
+        #expect(MemoryLayout<TwoFieldEntry>.stride == 56)
+        #expect(MemoryLayout<ThreeFieldEntry>.stride == 80)
     }
 
     /// Strings are normalized unless they are ASCII, which is checked a

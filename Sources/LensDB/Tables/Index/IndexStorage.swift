@@ -11,14 +11,38 @@ import CLensPrefetch
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
 protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
-    init(key: IndexedKey, row: Unmanaged<RowObject>)
+    /// The entry of `key` for `row`, whose ``RowObject/idOrderBits`` are `idBits`.
+    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32)
     var key: IndexedKey { get }
     var row: Unmanaged<RowObject> { get }
 }
 
 extension IndexEntry {
+    /// The entry of `key` for `row`, reading the row's identifier bits.
+    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+        self.init(key: key, row: row, idBits: row._withUnsafeGuaranteedRef(\.idOrderBits))
+    }
+
     /// The identifier of the entry's row, read without retaining it.
     var id: IndexValue { row._withUnsafeGuaranteedRef { $0.id } }
+
+    /// Orders two entries whose key fields are equal: by the identifiers'
+    /// leading bits, held in the entries, and only on a tie by the
+    /// identifiers, read from the rows.
+    static func identifierOrder(_ a: Self, _ b: Self, leading: (UInt32, UInt32)) -> Bool {
+        leading.0 != leading.1 ? leading.0 < leading.1 : a.id < b.id
+    }
+}
+
+extension IndexValue {
+    /// The leading 32 bits of ``orderPrefix``: where two differ, the values
+    /// are in their order. A row keeps its identifier's, and each index
+    /// entry a copy, in bytes their layouts leave as padding, so that
+    /// comparing entries with equal keys (every descent of an index with
+    /// few distinct values) reads neither row on most ties: for integer
+    /// identifiers the bits tell apart every value below 2^18, and larger
+    /// ones that differ by more than one part in 2^17.
+    @usableFromInline var leadingOrderBits: UInt32 { UInt32(truncatingIfNeeded: orderPrefix >> 32) }
 }
 
 /// What an index tree maps its entries to: nothing; the entry is the key.
@@ -28,10 +52,13 @@ struct EntryMark: Sendable {}
 /// An entry of a one-field index: 32 bytes.
 struct OneFieldEntry: IndexEntry {
     let value: IndexValue
+    /// The identifier's ``IndexValue/leadingOrderBits``, in the value's padding.
+    let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
         value = key.first
+        self.idBits = idBits
         self.row = row
     }
 
@@ -40,21 +67,24 @@ struct OneFieldEntry: IndexEntry {
     static func < (a: Self, b: Self) -> Bool {
         if a.value < b.value { return true }
         if b.value < a.value { return false }
-        return a.id < b.id
+        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
     }
 
-    static func == (a: Self, b: Self) -> Bool { a.value == b.value && a.id == b.id }
+    static func == (a: Self, b: Self) -> Bool { a.value == b.value && a.idBits == b.idBits && a.id == b.id }
 }
 
 /// An entry of a two-field index.
 struct TwoFieldEntry: IndexEntry {
     let first: IndexValue
     let second: IndexValue
+    /// The identifier's ``IndexValue/leadingOrderBits``, in the values' padding.
+    let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
         first = key[0]
         second = key[1]
+        self.idBits = idBits
         self.row = row
     }
 
@@ -65,10 +95,10 @@ struct TwoFieldEntry: IndexEntry {
         if b.first < a.first { return false }
         if a.second < b.second { return true }
         if b.second < a.second { return false }
-        return a.id < b.id
+        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
     }
 
-    static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.id == b.id }
+    static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.idBits == b.idBits && a.id == b.id }
 }
 
 /// An entry of a three-field index.
@@ -76,12 +106,15 @@ struct ThreeFieldEntry: IndexEntry {
     let first: IndexValue
     let second: IndexValue
     let third: IndexValue
+    /// The identifier's ``IndexValue/leadingOrderBits``, in the values' padding.
+    let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
         first = key[0]
         second = key[1]
         third = key[2]
+        self.idBits = idBits
         self.row = row
     }
 
@@ -94,10 +127,12 @@ struct ThreeFieldEntry: IndexEntry {
         if b.second < a.second { return false }
         if a.third < b.third { return true }
         if b.third < a.third { return false }
-        return a.id < b.id
+        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
     }
 
-    static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.third == b.third && a.id == b.id }
+    static func == (a: Self, b: Self) -> Bool {
+        a.first == b.first && a.second == b.second && a.third == b.third && a.idBits == b.idBits && a.id == b.id
+    }
 }
 
 /// An entity's row `old` (nil: it was absent) replaced by `new`, held
@@ -179,14 +214,24 @@ struct IndexStorage: Sendable {
             // allocated in; an order then visits this dense column, not the
             // rows. A row is read without a retain, which would write to it:
             // the indexes of a table are built side by side from the same rows.
+            // So are the identifiers' bits each entry keeps.
             let keys = UnsafeMutableBufferPointer<IndexedKey>.allocate(capacity: rows.count)
-            defer { keys.deallocate() }
+            let bits = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: rows.count)
+            defer {
+                keys.deallocate()
+                bits.deallocate()
+            }
             for place in rows.indices {
                 let row = Unmanaged.passUnretained(rows[place])
-                (keys.baseAddress! + place).initialize(to: row._withUnsafeGuaranteedRef(definition.key))
+                row._withUnsafeGuaranteedRef { row in
+                    (keys.baseAddress! + place).initialize(to: definition.key(row))
+                    bits[place] = row.idOrderBits
+                }
             }
             // Each key moves into its entry: the order names every place once.
-            let entry = { (place: Int) in Entry(key: (keys.baseAddress! + place).move(), row: .passUnretained(rows[place])) }
+            let entry = { (place: Int) in
+                Entry(key: (keys.baseAddress! + place).move(), row: .passUnretained(rows[place]), idBits: bits[place])
+            }
             if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(keys)) {
                 inStoredOrder = true
                 return Self.tree(storedOrder.lazy.map(Int.init), count: keys.count, entry)
@@ -336,10 +381,7 @@ struct IndexStorage: Sendable {
         let arrivals = sortedPermutation(keys).map { Entry(key: keys[$0], row: .passUnretained(rows[$0])) }
         var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
         var next = arrivals.startIndex
-        // An arrival and an entry of equal keys compare by identifier, which
-        // lies in the entry's row: loading rows a few entries ahead overlaps
-        // those misses, as a query's walk does.
-        tree.forEach(ahead: { entry, _ in lens_prefetch_object(entry.row.toOpaque()) }) { entry, _ in
+        tree.forEach { entry, _ in
             guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
             while next < arrivals.endIndex, arrivals[next] < entry {
                 merged.append(arrivals[next], EntryMark())
