@@ -97,7 +97,7 @@ import Testing
     /// changes afterwards, and a small one takes no more room than the same
     /// entries inserted one at a time.
     @Test func builtTreesHoldTheirEntriesAtEveryFillBoundary() {
-        let fill = PersistentBTree<Int, Int>.nodeCapacity * 3 / 4
+        let fill = PersistentBTree<Int, Int>.leafCapacity * 3 / 4
         for count in [0, 1, 2, fill - 1, fill, fill + 1, fill * fill, fill * fill + 1, fill * fill * 2 + 3] {
             let entries = (0..<count).map { (key: $0 * 2, value: $0) }
             var tree = PersistentBTree(sorted: entries)

@@ -26,15 +26,24 @@
 ///
 /// - Complexity: lookup, insert and remove O(log n); iteration O(1) per element.
 struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
-    /// The most entries a node holds before it splits. Stored nowhere;
+    /// The most entries a leaf holds before it splits. Stored nowhere;
     /// tuning only.
-    static var nodeCapacity: Int { 32 }
+    static var leafCapacity: Int { 32 }
+    /// The most children an internal node holds before it splits. Fewer
+    /// than a leaf's entries: copying a node for a change retains each
+    /// child it holds, and releasing the copy replaced releases each, so a
+    /// change's path costs less with fewer, at the price of a level more
+    /// in a larger tree. Stored nowhere; tuning only.
+    static var branchCapacity: Int { 16 }
+    /// The most a node holds before it splits: a leaf's entries or an
+    /// internal node's children.
+    static func capacity(isLeaf: Bool) -> Int { isLeaf ? leafCapacity : branchCapacity }
     /// How many keys ahead of a walk `ahead` is called with: enough for
     /// the loads it starts to land before the walk gets there. Tuning only.
     static var lookahead: Int { 6 }
     /// A node emptier than this after a removal merges with a neighbour
     /// when the two fit in one node.
-    static var mergeThreshold: Int { nodeCapacity / 4 }
+    static func mergeThreshold(isLeaf: Bool) -> Int { capacity(isLeaf: isLeaf) / 4 }
 
     fileprivate typealias Node = BTreeNode<Key, Value>
     private var root: Node?
@@ -58,7 +67,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         private var leaves: [Node] = []
         /// The leaf being filled, with room for `fill` entries.
         private var leaf: Node?
-        private static var fill: Int { PersistentBTree.nodeCapacity * 3 / 4 }
+        private static var fill: Int { PersistentBTree.leafCapacity * 3 / 4 }
+        /// How many children an internal node built here takes.
+        private static var branchFill: Int { PersistentBTree.branchCapacity * 3 / 4 }
 
         /// A builder for about `capacity` entries.
         init(capacity: Int) {
@@ -90,8 +101,8 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
             guard !leaves.isEmpty else { return tree }
             var level = leaves
             while level.count > 1 {
-                level = stride(from: 0, to: level.count, by: Self.fill).map { start in
-                    Node.make(children: level[start..<Swift.min(start + Self.fill, level.count)])
+                level = stride(from: 0, to: level.count, by: Self.branchFill).map { start in
+                    Node.make(children: level[start..<Swift.min(start + Self.branchFill, level.count)])
                 }
             }
             tree.root = level[0]
@@ -137,7 +148,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         if root == nil { root = Node.make(isLeaf: true, capacity: 0) }
         let (old, split, _) = Node.insert(key, value, into: &root!)
         if let split {
-            root = Node.make(children: [root!, split], capacity: Node.fullCapacity)
+            root = Node.make(children: [root!, split], capacity: Node.fullCapacity(isLeaf: false))
         }
         return old
     }
@@ -435,7 +446,7 @@ struct BTreeNodeHeader {
 final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffer<BTreeNodeHeader, UInt64> {
     /// The slots of a node that takes entries: a full node's, and one more
     /// for the entry that makes it split.
-    static var fullCapacity: Int { PersistentBTree<Key, Value>.nodeCapacity + 1 }
+    static func fullCapacity(isLeaf: Bool) -> Int { PersistentBTree<Key, Value>.capacity(isLeaf: isLeaf) + 1 }
 
     /// Whether leaves store their values: not when a value takes no room,
     /// for then every value is the same, made when read.
@@ -616,7 +627,8 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     /// up to a full node's, so a small tree stays small.
     static func makeUnique(_ node: inout BTreeNode, room: Int) {
         let needed = node.count + room
-        let capacity = needed <= node.slots ? node.slots : Swift.max(needed, Swift.min(fullCapacity, Swift.max(4, 2 * node.slots)))
+        let grown = Swift.min(fullCapacity(isLeaf: node.isLeaf), Swift.max(4, 2 * node.slots))
+        let capacity = needed <= node.slots ? node.slots : Swift.max(needed, grown)
         if isKnownUniquelyReferenced(&node) {
             if capacity != node.slots { node = node.remade(capacity: capacity, moving: true) }
         } else {
@@ -649,7 +661,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     /// returns the value replaced, the node's new right sibling when it
     /// split, and whether its first key changed.
     static func insert(_ key: Key, _ value: Value, into node: inout BTreeNode) -> (Value?, BTreeNode?, firstChanged: Bool) {
-        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        let capacity = PersistentBTree<Key, Value>.capacity(isLeaf: node.isLeaf)
         if node.isLeaf {
             let index = node.keys.lowerBound(of: key)
             if index < node.count && node.keySlots[index] == key {
@@ -680,7 +692,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     /// with room to take entries; returns it.
     private func split() -> BTreeNode {
         let half = count / 2, moved = count - half
-        let right = Self.make(isLeaf: isLeaf, capacity: Self.fullCapacity)
+        let right = Self.make(isLeaf: isLeaf, capacity: Self.fullCapacity(isLeaf: isLeaf))
         right.keySlots.moveInitialize(from: keySlots + half, count: moved)
         right.head.pointee.count = moved
         head.pointee.count = half
@@ -736,8 +748,9 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     /// Merges child `index` into a neighbour when it is under the merge
     /// threshold and the two fit in one node.
     private func mergeIfSmall(_ index: Int) {
-        let threshold = PersistentBTree<Key, Value>.mergeThreshold
-        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        let childrenAreLeaves = childSlots[index].isLeaf
+        let threshold = PersistentBTree<Key, Value>.mergeThreshold(isLeaf: childrenAreLeaves)
+        let capacity = PersistentBTree<Key, Value>.capacity(isLeaf: childrenAreLeaves)
         guard childSlots[index].count < threshold, count > 1 else { return }
         let left = index > 0 ? index - 1 : index
         let rightCount = childSlots[left + 1].count
@@ -759,7 +772,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     }
 
     func check(depth: Int, leafDepth: inout Int?, identical: (Key, Key) -> Bool) -> String? {
-        let capacity = PersistentBTree<Key, Value>.nodeCapacity
+        let capacity = PersistentBTree<Key, Value>.capacity(isLeaf: isLeaf)
         guard count <= slots else { return "more keys than slots at depth \(depth)" }
         guard zip(keys, keys.dropFirst()).allSatisfy({ $0 < $1 }) else { return "keys out of order at depth \(depth)" }
         if isLeaf {
