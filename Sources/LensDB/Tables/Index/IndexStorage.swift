@@ -374,11 +374,12 @@ struct IndexStorage: Sendable {
         _ tree: PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, _ batch: IndexBatch
     ) -> PersistentBTree<Entry, EntryMark> {
         let rows = batch.arriving, leaving = batch.leaving
-        let keys = rows.map(definition.key)
+        // Read in the rows' order, as an index build reads them.
+        let keys = rows.map(definition.key), bits = rows.map(\.idOrderBits)
         // Equal keys go in identifier order, which the rows come in. The
         // arrivals are laid out in that order once, so the merge reads
         // them in turn and makes no entry per comparison.
-        let arrivals = sortedPermutation(keys).map { Entry(key: keys[$0], row: .passUnretained(rows[$0])) }
+        let arrivals = sortedPermutation(keys).map { Entry(key: keys[$0], row: .passUnretained(rows[$0]), idBits: bits[$0]) }
         var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
         var next = arrivals.startIndex
         tree.forEach { entry, _ in

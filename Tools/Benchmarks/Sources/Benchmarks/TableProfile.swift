@@ -160,7 +160,7 @@ let tableProfileWorkload = Workload(
     if CommandLine.arguments.contains("reads") {
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()
-        let ids = (0..<100_000).map { _ in Int64.random(in: 1...100_000, using: &random) }
+        let ids = (0..<100_000).map { _ in Int64.random(in: 1...Int64(count), using: &random) }
         let start = now()
         var ages = 0
         for _ in 0..<20 {
