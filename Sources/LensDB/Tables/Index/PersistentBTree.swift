@@ -608,11 +608,11 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
             }
             head.pointee.count = 0
         } else {
-            node.keySlots.initialize(from: keySlots, count: count)
+            node.keySlots.copyInitialize(from: keySlots, count: count)
             if !isLeaf {
-                node.childSlots.initialize(from: childSlots, count: count)
+                node.childSlots.copyInitialize(from: childSlots, count: count)
             } else if Self.keepsValues {
-                node.valueSlots.initialize(from: valueSlots, count: count)
+                node.valueSlots.copyInitialize(from: valueSlots, count: count)
             }
         }
         node.head.pointee.count = count
@@ -760,11 +760,11 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
         // The right node may be shared with older versions: its slots are
         // copied, not moved.
         let start = merged.count
-        (merged.keySlots + start).initialize(from: right.keySlots, count: rightCount)
+        (merged.keySlots + start).copyInitialize(from: right.keySlots, count: rightCount)
         if !merged.isLeaf {
-            (merged.childSlots + start).initialize(from: right.childSlots, count: rightCount)
+            (merged.childSlots + start).copyInitialize(from: right.childSlots, count: rightCount)
         } else if Self.keepsValues {
-            (merged.valueSlots + start).initialize(from: right.valueSlots, count: rightCount)
+            (merged.valueSlots + start).copyInitialize(from: right.valueSlots, count: rightCount)
         }
         merged.head.pointee.count += rightCount
         merged.total += right.total
@@ -788,6 +788,17 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
             if let problem = child.check(depth: depth + 1, leafDepth: &leafDepth, identical: identical) { return problem }
         }
         return nil
+    }
+}
+
+extension UnsafeMutablePointer {
+    /// Initializes `count` slots with copies of `source`'s, one at a time:
+    /// compiled for the slots' type, where `initialize(from:count:)` copies
+    /// through the runtime, which calls the type's copy function for each.
+    /// A node copied for a change copies its slots with this.
+    @inline(__always)
+    func copyInitialize(from source: UnsafeMutablePointer<Pointee>, count: Int) {
+        for index in 0..<count { (self + index).initialize(to: source[index]) }
     }
 }
 
