@@ -165,7 +165,9 @@ import Testing
     /// without merging (its neighbour is full), so that node's first key
     /// changes, and its parent's separator must follow. Random changes
     /// rarely get there: a small leaf usually merges first. The keys are
-    /// laid out for sequential inserts into nodes of 32.
+    /// laid out for sequential inserts: leaves split at 32 entries into
+    /// halves of 16, internal nodes at 16 children into 8 and 9, so the
+    /// seventeenth leaf (keys 25,600 to 27,100) begins an internal node.
     @Test func emptyingTheFirstLeafOfAnInnerNodeMovesItsSeparator() {
         var tree = PersistentBTree<Tagged, EntryMark>()
         for key in 0..<1200 { tree.updateValue(EntryMark(), forKey: Tagged(key: key * 100, tag: key)) }

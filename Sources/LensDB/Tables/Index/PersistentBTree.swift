@@ -29,12 +29,16 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// The most entries a leaf holds before it splits. Stored nowhere;
     /// tuning only.
     static var leafCapacity: Int { 32 }
-    /// The most children an internal node holds before it splits. Fewer
-    /// than a leaf's entries: copying a node for a change retains each
-    /// child it holds, and releasing the copy replaced releases each, so a
-    /// change's path costs less with fewer, at the price of a level more
-    /// in a larger tree. Stored nowhere; tuning only.
-    static var branchCapacity: Int { 16 }
+    /// The most children an internal node holds before it splits.
+    ///
+    /// Copying a node for a change retains each child it holds, and
+    /// releasing the copy it replaced releases each: a change's path costs
+    /// less with fewer, and a descent more, a level more in a larger tree.
+    /// A tree whose values take no room is an index, changed on every put
+    /// (several times when a key moves) and read by walks: 16. A tree of
+    /// values is a table's rows, changed once a put and read by point
+    /// reads, a descent each: 32. Stored nowhere; tuning only.
+    static var branchCapacity: Int { MemoryLayout<Value>.size == 0 ? 16 : 32 }
     /// The most a node holds before it splits: a leaf's entries or an
     /// internal node's children.
     static func capacity(isLeaf: Bool) -> Int { isLeaf ? leafCapacity : branchCapacity }
