@@ -15,6 +15,8 @@ protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
     init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32)
     var key: IndexedKey { get }
     var row: Unmanaged<RowObject> { get }
+    /// The row identifier's ``IndexValue/leadingOrderBits``.
+    var idBits: UInt32 { get }
 }
 
 extension IndexEntry {
@@ -29,8 +31,8 @@ extension IndexEntry {
     /// Orders two entries whose key fields are equal: by the identifiers'
     /// leading bits, held in the entries, and only on a tie by the
     /// identifiers, read from the rows.
-    static func identifierOrder(_ a: Self, _ b: Self, leading: (UInt32, UInt32)) -> Bool {
-        leading.0 != leading.1 ? leading.0 < leading.1 : a.id < b.id
+    static func identifierOrder(_ a: Self, _ b: Self) -> Bool {
+        a.idBits != b.idBits ? a.idBits < b.idBits : a.id < b.id
     }
 }
 
@@ -67,7 +69,7 @@ struct OneFieldEntry: IndexEntry {
     static func < (a: Self, b: Self) -> Bool {
         if a.value < b.value { return true }
         if b.value < a.value { return false }
-        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
+        return identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool { a.value == b.value && a.idBits == b.idBits && a.id == b.id }
@@ -95,7 +97,7 @@ struct TwoFieldEntry: IndexEntry {
         if b.first < a.first { return false }
         if a.second < b.second { return true }
         if b.second < a.second { return false }
-        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
+        return identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.idBits == b.idBits && a.id == b.id }
@@ -127,7 +129,7 @@ struct ThreeFieldEntry: IndexEntry {
         if b.second < a.second { return false }
         if a.third < b.third { return true }
         if b.third < a.third { return false }
-        return identifierOrder(a, b, leading: (a.idBits, b.idBits))
+        return identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool {
