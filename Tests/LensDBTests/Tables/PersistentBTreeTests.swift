@@ -184,6 +184,36 @@ import Testing
         #expect(before.checkInvariants(identical: identical) == nil && before.count == 1216)
     }
 
+    /// Two internal nodes merge only when their children fit in one: 16 in
+    /// an index tree (values of no size), 32 in a row tree. The first
+    /// internal node is grown to its most children by splitting leaves,
+    /// then its neighbour's leaves are emptied but three, a key at a time.
+    /// Random changes rarely get there; a merge by the leaves' capacity
+    /// would make an index node of 19 children.
+    @Test func internalNodesMergeOnlyWithinTheirTreesCapacity() {
+        func check<Value: Sendable>(_ value: Value) {
+            typealias Tree = PersistentBTree<Int, Value>
+            let leafFill = Tree.leafCapacity * 3 / 4, branchFill = Tree.branchCapacity * 3 / 4
+            var builder = Tree.Builder(capacity: leafFill * branchFill * branchFill)
+            for key in 0..<leafFill * branchFill * branchFill { builder.append(key * 10, value) }
+            var tree = builder.tree()
+            // Nine entries more split a leaf of 24: one child more each.
+            for leaf in 0..<Tree.branchCapacity - branchFill {
+                for extra in 0..<9 { tree.updateValue(value, forKey: (leaf * leafFill + extra) * 10 + 1) }
+            }
+            #expect(tree.checkInvariants() == nil, "\(Value.self) after the splits")
+            for key in (branchFill + 3) * leafFill..<2 * branchFill * leafFill {
+                tree.removeValue(forKey: key * 10)
+                if let problem = tree.checkInvariants() {
+                    Issue.record("\(Value.self) after removing \(key * 10): \(problem)")
+                    return
+                }
+            }
+        }
+        check(EntryMark())
+        check(0)
+    }
+
     @Test func removingEverythingLeavesAnEmptyTreeAndEarlyStopsStop() {
         var tree = PersistentBTree<Int, Int>()
         for key in 0..<5000 { tree.updateValue(key, forKey: key) }

@@ -43,7 +43,11 @@ extension IndexValue {
     /// comparing entries with equal keys (every descent of an index with
     /// few distinct values) reads neither row on most ties: for integer
     /// identifiers the bits tell apart every value below 2^18, and larger
-    /// ones that differ by more than one part in 2^17.
+    /// ones that differ by more than one part in 2^17. Like ``orderPrefix``
+    /// it agrees with `<` only for strings in NFC, as ``IndexValue`` holds
+    /// them: a table refuses an identifier that is not (a put throws
+    /// ``TableError/identifierNotNormalized(table:id:)``; an open treats its
+    /// entry as undecodable).
     @usableFromInline var leadingOrderBits: UInt32 { UInt32(truncatingIfNeeded: orderPrefix >> 32) }
 }
 
