@@ -801,7 +801,7 @@ extension UnsafeMutablePointer {
     /// through the runtime, which calls the type's copy function for each.
     /// A node copied for a change copies its slots with this.
     @inline(__always)
-    func copyInitialize(from source: UnsafeMutablePointer<Pointee>, count: Int) {
+    fileprivate func copyInitialize(from source: UnsafeMutablePointer<Pointee>, count: Int) {
         for index in 0..<count { (self + index).initialize(to: source[index]) }
     }
 }
