@@ -81,7 +81,7 @@ extension Store {
             // No observer can be added while this lock is held; one removed
             // meanwhile only leaves the feed operations nobody reads.
             let observed = commitFeed.isObserved
-            let operationCount = transaction.operationCount
+            let operationCount = transaction.operationCount, operationBytes = split == nil ? transaction.operationBytes : nil
             var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
             var next = transaction.state
             next.lsn = side.head.lsn + UInt64(records.count)
@@ -91,7 +91,8 @@ extension Store {
                 do {
                     for index in records.indices {
                         let payload = observed
-                            ? try TransactionFormat.encode(records[index]) : try TransactionFormat.encode(draining: &records[index])
+                            ? try TransactionFormat.encode(records[index])
+                            : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
                         let lsn = try log.enqueue(payload)
                         enqueued += 1
                         let expected = side.head.lsn + UInt64(enqueued)

@@ -6,6 +6,10 @@ public struct Transaction: Sendable {
     /// The state as the transaction has made it so far.
     public internal(set) var state: StoreState
     private(set) var operations: [Operation] = []
+    /// The bytes ``operations`` take in a record, less their count's:
+    /// summed as each is added, while its key and value are in the cache,
+    /// so a record is made at its size without a pass over them first.
+    private(set) var operationBytes = 0
     /// The store whose write block runs this transaction: a view (a lens)
     /// belonging to another store must not write into it.
     let store: ObjectIdentifier?
@@ -69,7 +73,7 @@ public struct Transaction: Sendable {
     /// caller holds the only reference to each value (its record then frees
     /// them as it is made). Only for a transaction about to be committed.
     mutating func takeOperations() -> [Operation] {
-        defer { operations = [] }
+        defer { (operations, operationBytes) = ([], 0) }
         return operations
     }
 
@@ -86,6 +90,11 @@ public struct Transaction: Sendable {
     /// Appends an operation whose effect the caller has already made on
     /// ``state`` (typed tables change their own contents).
     mutating func append(_ operation: Operation) {
+        add(operation)
+    }
+
+    private mutating func add(_ operation: Operation) {
+        operationBytes += TransactionFormat.encodedSize(of: operation)
         operations.append(operation)
     }
 
@@ -102,7 +111,7 @@ public struct Transaction: Sendable {
     mutating func declareValueFormat(root name: String) {
         guard state.encoding(ofRoot: name) != .valueFormat else { return }
         state.rootEncodings[name] = .valueFormat
-        operations.append(.declareRoot(name: name, encoding: .valueFormat))
+        add(.declareRoot(name: name, encoding: .valueFormat))
     }
 
     /// Drops a table's declared encoding once it holds nothing, as replay
@@ -130,6 +139,6 @@ public struct Transaction: Sendable {
         } catch {
             preconditionFailure("\(error): a transaction records only patches that apply")
         }
-        operations.append(operation)
+        add(operation)
     }
 }

@@ -53,9 +53,11 @@ enum TransactionFormat {
     /// values are not held beside the whole payload they were copied into
     /// (a bulk put's peak memory). The bytes are the same. On a throw,
     /// `operations` holds an unspecified part of what it held.
-    static func encode(draining operations: inout [Operation]) throws -> [UInt8] {
+    /// `operationBytes`, when given, is what the operations take without
+    /// their count (``Transaction/operationBytes``).
+    static func encode(draining operations: inout [Operation], operationBytes: Int? = nil) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(encodedSize(of: operations))
+        bytes.reserveCapacity(operationBytes.map { varintSize(UInt64(operations.count)) + $0 } ?? encodedSize(of: operations))
         bytes.appendVarint(UInt64(operations.count))
         // The last reference to a value goes with the operation swapped out
         // here; an empty name takes no allocation.
@@ -117,25 +119,27 @@ enum TransactionFormat {
     /// grows nor left with up to twice its bytes allocated while it is
     /// compressed and written.
     static func encodedSize(of operations: [Operation]) -> Int {
+        operations.reduce(varintSize(UInt64(operations.count))) { $0 + encodedSize(of: $1) }
+    }
+
+    /// The bytes `operation` takes in a payload.
+    static func encodedSize(of operation: Operation) -> Int {
         func prefixed(_ count: Int) -> Int { varintSize(UInt64(count)) + count }
         func value(_ value: StoredValue) -> Int {
             if case let .encoded(bytes) = value { prefixed(bytes.count) } else { 0 }
         }
-        var size = varintSize(UInt64(operations.count))
-        for operation in operations {
-            switch operation {
-            case let .put(table, key, stored): size += 1 + prefixed(table.utf8.count) + prefixed(key.count) + value(stored)
-            case let .remove(table, key): size += 1 + prefixed(table.utf8.count) + prefixed(key.count)
-            case let .setRoot(name, stored): size += 1 + prefixed(name.utf8.count) + value(stored)
-            case let .removeRoot(name): size += 1 + prefixed(name.utf8.count)
-            case let .declareTable(table, _): size += 3 + prefixed(table.utf8.count)
-            case let .declareRoot(name, _): size += 2 + prefixed(name.utf8.count)
-            case let .patchRoot(name, path, stored):
-                size += 2 + prefixed(name.utf8.count) + varintSize(UInt64(path.count)) + (stored.map(value) ?? 0)
-                for key in path { size += prefixed(key.utf8.count) }
+        switch operation {
+        case let .put(table, key, stored): return 1 + prefixed(table.utf8.count) + prefixed(key.count) + value(stored)
+        case let .remove(table, key): return 1 + prefixed(table.utf8.count) + prefixed(key.count)
+        case let .setRoot(name, stored): return 1 + prefixed(name.utf8.count) + value(stored)
+        case let .removeRoot(name): return 1 + prefixed(name.utf8.count)
+        case let .declareTable(table, _): return 3 + prefixed(table.utf8.count)
+        case let .declareRoot(name, _): return 2 + prefixed(name.utf8.count)
+        case let .patchRoot(name, path, stored):
+            return path.reduce(2 + prefixed(name.utf8.count) + varintSize(UInt64(path.count)) + (stored.map(value) ?? 0)) {
+                $0 + prefixed($1.utf8.count)
             }
         }
-        return size
     }
 
     /// The bytes of `value` as a LEB128 varint.

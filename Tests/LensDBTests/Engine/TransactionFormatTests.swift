@@ -1,7 +1,7 @@
 import LensLog
 import LensTestSupport
 import Testing
-@testable import LensDB
+@_spi(CrashTesting) @testable import LensDB
 
 /// Operation 7 (log format v3): the bytes the article shows, and payloads
 /// that must not parse.
@@ -61,6 +61,43 @@ import Testing
         let documentBytes = try document.encodedBytes().count
         let toEncode: [Operation] = [.setRoot(name: "app", value: .decoded(document))]
         #expect(TransactionFormat.encodedSize(of: toEncode) == (try TransactionFormat.encode(toEncode)).count - 1 - documentBytes)
+    }
+
+    /// A commit reserves its record at the size the transaction summed as
+    /// operations were added, through every way one is added: typed puts
+    /// (one and a batch), byte-level puts and removes, roots, patches, and
+    /// a lens's first write with the declaration it brings.
+    @Test func aTransactionSumsItsRecordsSizeAsOperationsAreAdded() throws {
+        let store = Store.inMemory()
+        defer { store.close() }
+        let table = try store.table(Tagged.self, named: "tagged")
+        let document = try store.root(named: "document")
+        try store.write { tx in
+            tx.setRoot([0x01], named: "plain")
+            tx.setRoot(.encoded(Document.object(["a": .int(1)]).binaryEncoded()), named: "app", encoding: .valueFormat)
+        }
+        try store.write { tx in
+            try tx[table].put(Tagged(id: 1, tag: "one", score: 1, group: 2, email: "a@b"))
+            try tx[table].put((2...40).map { Tagged(id: $0, tag: "t\($0 % 3)", score: Double($0), group: nil, email: nil) })
+            tx.put(Array(repeating: 9, count: 200), for: [1, 2], in: "raw")
+            tx.remove([3], from: "raw")
+            tx.removeRoot(named: "plain")
+            tx.patchRoot(named: "app", at: ["b"], to: Document.string(String(repeating: "x", count: 130)).binaryEncoded())
+            try tx[table].remove(5)
+            try tx[document].set(["k": "v"])
+            let operations = tx.operations
+            #expect(operations.count > 44)
+            // A value still to encode (the lens's document) counts as none.
+            let unencoded = try operations.reduce(0) { size, operation in
+                guard case let .setRoot(_, .decoded(value)) = operation else { return size }
+                let bytes = try value.encodedBytes().count
+                return size + TransactionFormat.varintSize(UInt64(bytes)) + bytes
+            }
+            #expect(unencoded > 0)
+            let record = try TransactionFormat.encode(operations).count - unencoded
+            #expect(tx.operationBytes + TransactionFormat.varintSize(UInt64(operations.count)) == record)
+            #expect(TransactionFormat.encodedSize(of: operations) == record)
+        }
     }
 
     /// A record made by draining its operations releases each one's value
