@@ -68,8 +68,9 @@ public struct TableTransaction<T: Entity> {
             storage.apply(deferred)
             transaction.state.typed[table.name] = storage
         }
-        for (place, entity) in entities.enumerated() {
-            guard let (row, key, bytes) = try staged(entity, encoded: encodings?[place], in: storage) else { continue }
+        // By place: `enumerated()` would copy each entity, retaining its fields.
+        for place in entities.indices {
+            guard let (row, key, bytes) = try staged(entities[place], encoded: encodings?[place], in: storage) else { continue }
             transaction.declare(storage.encoding, forTable: table.name)
             storage.put(row, id: row.id, deferring: &deferred)
             transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
