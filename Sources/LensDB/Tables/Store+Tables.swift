@@ -273,7 +273,7 @@ func sortedPermutation(_ keys: UnsafeBufferPointer<IndexedKey>) -> [Int] {
     func sort(_ range: Range<Int>, from field: Int) {
         guard field < fields, range.count > 1 else { return }  // All equal: by position.
         var prefixed = order[range].map { (prefix: keys[$0][field].orderPrefix, place: $0) }
-        prefixed.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.place < $1.place }
+        sortByPrefix(&prefixed)
         for (offset, entry) in prefixed.enumerated() { order[range.lowerBound + offset] = entry.place }
         var start = 0
         while start < prefixed.count {
@@ -292,6 +292,40 @@ func sortedPermutation(_ keys: UnsafeBufferPointer<IndexedKey>) -> [Int] {
     }
     sort(order.indices, from: 0)
     return order
+}
+
+/// Sorts `items`, whose places ascend, by prefix and then place: a radix
+/// sort a byte at a time from the lowest, skipping the bytes every prefix
+/// shares, as an indexed field's few values leave most of them. Each pass
+/// keeps the order of equal bytes, so it sorts by its byte, then by the
+/// bytes below it, then by place. A short run is sorted by comparisons:
+/// there a pass's 257 counters would cost more than they save.
+func sortByPrefix(_ items: inout [(prefix: UInt64, place: Int)]) {
+    guard items.count > 256 else {
+        items.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.place < $1.place }
+        return
+    }
+    let first = items[0].prefix
+    let varying = items.reduce(UInt64(0)) { $0 | ($1.prefix ^ first) }
+    var other = items
+    var starts = [Int](repeating: 0, count: 257)
+    for shift in stride(from: UInt64(0), to: 64, by: 8) where (varying >> shift) & 0xFF != 0 {
+        items.withUnsafeBufferPointer { from in
+            other.withUnsafeMutableBufferPointer { to in
+                starts.withUnsafeMutableBufferPointer { starts in
+                    starts.update(repeating: 0)
+                    for item in from { starts[(Int(truncatingIfNeeded: item.prefix >> shift) & 0xFF) + 1] += 1 }
+                    for byte in 0..<256 { starts[byte + 1] += starts[byte] }
+                    for item in from {
+                        let byte = Int(truncatingIfNeeded: item.prefix >> shift) & 0xFF
+                        to[starts[byte]] = item
+                        starts[byte] += 1
+                    }
+                }
+            }
+        }
+        swap(&items, &other)
+    }
 }
 
 extension Store {

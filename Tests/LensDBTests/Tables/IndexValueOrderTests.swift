@@ -21,6 +21,16 @@ import Testing
         }
     }
 
+    /// A value from a range wide enough that its prefix may differ from
+    /// another's in any byte.
+    static func wideValue(_ random: inout SeededGenerator) -> IndexValue {
+        switch Int.random(in: 0..<3, using: &random) {
+        case 0: return .int(Int64.random(in: .min ... .max, using: &random))
+        case 1: return .double(Double.random(in: -1e9...1e9, using: &random))
+        default: return .normalized(String((0..<Int.random(in: 0...9, using: &random)).map { _ in "abcé".randomElement(using: &random)! }))
+        }
+    }
+
     @Test func aPrefixNeverOrdersTwoValuesAgainstTheirOwnOrder() {
         var random = SeededGenerator.fromEnvironment("indexValueOrder")
         for _ in 0..<20_000 {
@@ -67,11 +77,16 @@ import Testing
     /// The sort that builds an index (by prefixes, then runs of equal
     /// prefixes checked or sorted by key) against a plain sort by key with
     /// ties by position: keys of one to three fields, from pools small
-    /// enough that most keys tie, or that prefixes tie and keys do not.
+    /// enough that most keys tie, or that prefixes tie and keys do not, or
+    /// (a round in three) wide enough that prefixes differ in every byte,
+    /// so that a radix sort of many keys passes over each.
     @Test func indexKeysSortAsAPlainSortByKeyThenPosition() {
         var random = SeededGenerator.fromEnvironment("indexKeySort")
         for round in 0..<300 {
-            let pool = (0..<Int.random(in: 1...12, using: &random)).map { _ in Self.randomValue(&random) }
+            let wide = round % 3 == 0
+            let pool = (0..<Int.random(in: 1...(wide ? 1000 : 12), using: &random)).map { _ in
+                wide ? Self.wideValue(&random) : Self.randomValue(&random)
+            }
             let fields = Int.random(in: 1...3, using: &random)
             let keys = (0..<Int.random(in: 0...600, using: &random)).map { _ -> IndexedKey in
                 let values = (0..<fields).map { _ in pool.randomElement(using: &random)! }
