@@ -103,7 +103,10 @@ public struct TableTransaction<T: Entity> {
     ) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
         let id = try identifier(of: entity.id)
         let key = storage.schema.keyBytes(of: id)
-        if storage.quarantine[key] != nil { throw TableError.quarantined(table: table.name, id: "\(entity.id)") }
+        // Most tables quarantine nothing: then the key is not hashed.
+        if !storage.quarantine.isEmpty, storage.quarantine[key] != nil {
+            throw TableError.quarantined(table: table.name, id: "\(entity.id)")
+        }
         let encoder = ValueEncoder()
         let (bytes, encoding) = try encoded?.get() ?? {
             let bytes = try encoder.encode(entity)
@@ -148,7 +151,8 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        if let text = id as? String, !IndexValue.isNFC(text) {
+        // The type first: a cast costs a runtime call at every put.
+        if T.ID.self == String.self, let text = id as? String, !IndexValue.isNFC(text) {
             throw TableError.identifierNotNormalized(table: table.name, id: text)
         }
         return try identifierValue(id)
