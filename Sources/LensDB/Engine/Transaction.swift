@@ -93,6 +93,15 @@ public struct Transaction: Sendable {
         add(operation)
     }
 
+    /// Appends the put of encoded `value` under `key` in `table`, as
+    /// ``append(_:)`` does: its size taken from its parts, which is what
+    /// a typed put pays per entity rather than copying the operation.
+    mutating func appendPut(table: String, key: [UInt8], value: [UInt8]) {
+        operationBytes += TransactionFormat.putSize(table: table, key: key.count)
+            + TransactionFormat.varintSize(UInt64(value.count)) + value.count
+        operations.append(.put(table: table, key: key, value: .encoded(value)))
+    }
+
     private mutating func add(_ operation: Operation) {
         operationBytes += TransactionFormat.encodedSize(of: operation)
         operations.append(operation)

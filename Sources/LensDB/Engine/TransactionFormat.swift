@@ -129,7 +129,7 @@ enum TransactionFormat {
             if case let .encoded(bytes) = value { prefixed(bytes.count) } else { 0 }
         }
         switch operation {
-        case let .put(table, key, stored): return 1 + prefixed(table.utf8.count) + prefixed(key.count) + value(stored)
+        case let .put(table, key, stored): return putSize(table: table, key: key.count) + value(stored)
         case let .remove(table, key): return 1 + prefixed(table.utf8.count) + prefixed(key.count)
         case let .setRoot(name, stored): return 1 + prefixed(name.utf8.count) + value(stored)
         case let .removeRoot(name): return 1 + prefixed(name.utf8.count)
@@ -140,6 +140,12 @@ enum TransactionFormat {
                 $0 + prefixed($1.utf8.count)
             }
         }
+    }
+
+    /// The bytes a put into `table` of a key of `key` bytes takes in a
+    /// payload, its value's length and bytes aside.
+    static func putSize(table: String, key: Int) -> Int {
+        1 + varintSize(UInt64(table.utf8.count)) + table.utf8.count + varintSize(UInt64(key)) + key
     }
 
     /// The bytes of `value` as a LEB128 varint.

@@ -49,7 +49,7 @@ public struct TableTransaction<T: Entity> {
         guard let (row, key, bytes) = try staged(entity, in: storage) else { return }
         transaction.declare(storage.encoding, forTable: table.name)
         storage.put(row, id: row.id)
-        transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
+        transaction.appendPut(table: table.name, key: key, value: bytes)
     }
 
     /// Inserts or replaces every entity. A throw leaves the ones before it
@@ -59,7 +59,7 @@ public struct TableTransaction<T: Entity> {
     /// per entity. A large batch is encoded on every core first.
     public mutating func put(_ entities: some Sequence<T>) throws {
         let entities = Array(entities)
-        let encodings = Self.encodings(of: entities)
+        var encodings = Self.encodings(of: entities)
         var storage = takeStorage()
         var deferred: [IndexChange] = []
         deferred.reserveCapacity(entities.count)
@@ -68,26 +68,33 @@ public struct TableTransaction<T: Entity> {
             storage.apply(deferred)
             transaction.state.typed[table.name] = storage
         }
+        var declared = false
         // By place: `enumerated()` would copy each entity, retaining its fields.
         for place in entities.indices {
-            guard let (row, key, bytes) = try staged(entities[place], encoded: encodings?[place], in: storage) else { continue }
-            transaction.declare(storage.encoding, forTable: table.name)
+            // Each encoding is moved out, and released while it is in the cache,
+            // not with the array at the batch's end.
+            guard let (row, key, bytes) = try staged(entities[place], encoded: encodings?[place].take(), in: storage) else { continue }
+            if !declared {
+                transaction.declare(storage.encoding, forTable: table.name)
+                declared = true
+            }
             storage.put(row, id: row.id, deferring: &deferred)
-            transaction.append(.put(table: table.name, key: key, value: .encoded(bytes)))
+            transaction.appendPut(table: table.name, key: key, value: bytes)
         }
     }
 
     /// An entity's encoding and its summary, or what encoding it threw.
     private typealias Encoded = Result<(bytes: [UInt8], summary: EncodingSummary), any Error>
 
-    /// The encodings of `entities`, made on up to every core, in order;
-    /// nil for a batch too small to be worth the threads, which is encoded
-    /// one entity at a time as it is put. Encoding reads an entity and
-    /// nothing else, and each thread has an encoder of its own.
-    private static func encodings(of entities: [T]) -> [Encoded]? {
+    /// The encodings of `entities`, made on up to every core, in order
+    /// (optional, to be taken out one by one); nil for a batch too small to
+    /// be worth the threads, which is encoded one entity at a time as it is
+    /// put. Encoding reads an entity and nothing else, and each thread has
+    /// an encoder of its own.
+    private static func encodings(of entities: [T]) -> [Encoded?]? {
         let runs = Parallel.runs(of: entities.count, smallest: Parallel.itemsPerThread)
         guard runs.count > 1 else { return nil }
-        return Parallel.map(runs.count) { part -> [Encoded] in
+        return Parallel.map(runs.count) { part -> [Encoded?] in
             let encoder = ValueEncoder()
             return entities[runs[part]].map { entity in
                 Result { try encoder.encode(entity) }.map { (bytes: $0, summary: EncodingSummary($0)) }
