@@ -3,7 +3,8 @@ import LensDB
 
 /// The LensDB side of W1 and W6 alone, for `perf record`: fills 100k people
 /// in one transaction, compacts, and opens the table five times; or, named
-/// on the command line, another workload on those people (`updates` is W7).
+/// on the command line, another workload on those people (`updates` is W7),
+/// or W1's inserts alone, twelve times (`inserts`).
 let tableProfileWorkload = Workload(
     name: "table-profile",
     summary: "LensDB alone: 100k inserts in one transaction, then five opens (for profiling)"
@@ -12,6 +13,22 @@ let tableProfileWorkload = Workload(
     defer { path.remove() }
     // LENSDB_PROFILE_PEOPLE sets another size, for `queries` or the opens at 10k or 1M.
     let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
+    if CommandLine.arguments.contains("inserts") {
+        // W1's typed side alone, twelve times, each into a new store.
+        let people = (1...count).map { BenchPerson.make(Int64($0)) }
+        var times: [Double] = []
+        for _ in 0..<12 {
+            let fresh = BenchPath("profile-inserts")
+            defer { fresh.remove() }
+            let (store, table) = try openLensPeople(fresh.path)
+            let start = now()
+            try table.put(people)
+            times.append(now() - start)
+            store.close()
+        }
+        print(String(format: "%d inserts in one durable transaction, median of 12: %.3f s", count, times.sorted()[6]))
+        return
+    }
     do {
         let (store, people) = try openLensPeople(path.path)
         let start = now()
