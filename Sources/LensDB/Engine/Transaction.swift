@@ -97,8 +97,7 @@ public struct Transaction: Sendable {
     /// ``append(_:)`` does: its size taken from its parts, which is what
     /// a typed put pays per entity rather than copying the operation.
     mutating func appendPut(table: String, key: [UInt8], value: [UInt8]) {
-        operationBytes += TransactionFormat.putSize(table: table, key: key.count)
-            + TransactionFormat.varintSize(UInt64(value.count)) + value.count
+        operationBytes += TransactionFormat.putSize(table: table, key: key.count) + TransactionFormat.lengthPrefixedSize(value.count)
         operations.append(.put(table: table, key: key, value: .encoded(value)))
     }
 

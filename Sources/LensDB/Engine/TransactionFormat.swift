@@ -124,7 +124,7 @@ enum TransactionFormat {
 
     /// The bytes `operation` takes in a payload.
     static func encodedSize(of operation: Operation) -> Int {
-        func prefixed(_ count: Int) -> Int { varintSize(UInt64(count)) + count }
+        let prefixed = lengthPrefixedSize
         func value(_ value: StoredValue) -> Int {
             if case let .encoded(bytes) = value { prefixed(bytes.count) } else { 0 }
         }
@@ -145,7 +145,12 @@ enum TransactionFormat {
     /// The bytes a put into `table` of a key of `key` bytes takes in a
     /// payload, its value's length and bytes aside.
     static func putSize(table: String, key: Int) -> Int {
-        1 + varintSize(UInt64(table.utf8.count)) + table.utf8.count + varintSize(UInt64(key)) + key
+        1 + lengthPrefixedSize(table.utf8.count) + lengthPrefixedSize(key)
+    }
+
+    /// The bytes `count` bytes take with their length before them.
+    static func lengthPrefixedSize(_ count: Int) -> Int {
+        varintSize(UInt64(count)) + count
     }
 
     /// The bytes of `value` as a LEB128 varint.

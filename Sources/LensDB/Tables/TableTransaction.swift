@@ -71,8 +71,8 @@ public struct TableTransaction<T: Entity> {
         var declared = false
         // By place: `enumerated()` would copy each entity, retaining its fields.
         for place in entities.indices {
-            // Each encoding is moved out, and released while it is in the cache,
-            // not with the array at the batch's end.
+            // Each encoding is moved out: the array freed at the batch's end
+            // then holds none to release, a cache miss each.
             guard let (row, key, bytes) = try staged(entities[place], encoded: encodings?[place].take(), in: storage) else { continue }
             if !declared {
                 transaction.declare(storage.encoding, forTable: table.name)
