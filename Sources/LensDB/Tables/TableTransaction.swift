@@ -158,11 +158,12 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        // The type first: a cast costs a runtime call at every put.
-        if T.ID.self == String.self, let text = id as? String, !IndexValue.isNFC(text) {
+        // Checked on what is stored: a string identifier, however it was given.
+        let value = try identifierValue(id)
+        if case let .string(text) = value, !IndexValue.isNFC(text) {
             throw TableError.identifierNotNormalized(table: table.name, id: text)
         }
-        return try identifierValue(id)
+        return value
     }
 }
 
