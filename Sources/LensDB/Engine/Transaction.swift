@@ -90,7 +90,8 @@ public struct Transaction: Sendable {
     /// Appends an operation whose effect the caller has already made on
     /// ``state`` (typed tables change their own contents).
     mutating func append(_ operation: Operation) {
-        add(operation)
+        operationBytes += TransactionFormat.encodedSize(of: operation)
+        operations.append(operation)
     }
 
     /// Appends the put of encoded `value` under `key` in `table`, as
@@ -99,11 +100,6 @@ public struct Transaction: Sendable {
     mutating func appendPut(table: String, key: [UInt8], value: [UInt8]) {
         operationBytes += TransactionFormat.putSize(table: table, key: key.count) + TransactionFormat.lengthPrefixedSize(value.count)
         operations.append(.put(table: table, key: key, value: .encoded(value)))
-    }
-
-    private mutating func add(_ operation: Operation) {
-        operationBytes += TransactionFormat.encodedSize(of: operation)
-        operations.append(operation)
     }
 
     /// Makes room for `count` more operations, as a batch about to append
@@ -119,7 +115,7 @@ public struct Transaction: Sendable {
     mutating func declareValueFormat(root name: String) {
         guard state.encoding(ofRoot: name) != .valueFormat else { return }
         state.rootEncodings[name] = .valueFormat
-        add(.declareRoot(name: name, encoding: .valueFormat))
+        append(.declareRoot(name: name, encoding: .valueFormat))
     }
 
     /// Drops a table's declared encoding once it holds nothing, as replay
@@ -147,6 +143,6 @@ public struct Transaction: Sendable {
         } catch {
             preconditionFailure("\(error): a transaction records only patches that apply")
         }
-        add(operation)
+        append(operation)
     }
 }

@@ -312,14 +312,15 @@ func sortByPrefix(_ items: inout [(prefix: UInt64, place: Int)]) {
     for shift in stride(from: UInt64(0), to: 64, by: 8) where (varying >> shift) & 0xFF != 0 {
         items.withUnsafeBufferPointer { from in
             other.withUnsafeMutableBufferPointer { to in
-                starts.withUnsafeMutableBufferPointer { starts in
-                    starts.update(repeating: 0)
-                    for item in from { starts[(Int(truncatingIfNeeded: item.prefix >> shift) & 0xFF) + 1] += 1 }
-                    for byte in 0..<256 { starts[byte + 1] += starts[byte] }
+                starts.withUnsafeMutableBufferPointer { next in
+                    // Where each byte's items go next: counted, then summed.
+                    next.update(repeating: 0)
+                    for item in from { next[(Int(truncatingIfNeeded: item.prefix >> shift) & 0xFF) + 1] += 1 }
+                    for byte in 0..<256 { next[byte + 1] += next[byte] }
                     for item in from {
                         let byte = Int(truncatingIfNeeded: item.prefix >> shift) & 0xFF
-                        to[starts[byte]] = item
-                        starts[byte] += 1
+                        to[next[byte]] = item
+                        next[byte] += 1
                     }
                 }
             }
