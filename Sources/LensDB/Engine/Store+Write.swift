@@ -91,7 +91,7 @@ extension Store {
                 do {
                     for index in records.indices {
                         let payload = observed
-                            ? try TransactionFormat.encode(records[index])
+                            ? try TransactionFormat.encode(records[index], operationBytes: operationBytes)
                             : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
                         let lsn = try log.enqueue(payload)
                         enqueued += 1

@@ -40,9 +40,12 @@ enum PatchChange: UInt8 {
 
 enum TransactionFormat {
     /// The payload of `operations`. Decoded values are encoded here, once.
-    static func encode(_ operations: [Operation]) throws -> [UInt8] {
+    /// `operationBytes`, when given, is what the operations take without
+    /// their count (``Transaction/operationBytes``): the payload is then
+    /// reserved without a pass over them.
+    static func encode(_ operations: [Operation], operationBytes: Int? = nil) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(encodedSize(of: operations))
+        bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
         bytes.appendVarint(UInt64(operations.count))
         for operation in operations { try append(operation, to: &bytes) }
         return bytes
@@ -53,11 +56,9 @@ enum TransactionFormat {
     /// values are not held beside the whole payload they were copied into
     /// (a bulk put's peak memory). The bytes are the same. On a throw,
     /// `operations` holds an unspecified part of what it held.
-    /// `operationBytes`, when given, is what the operations take without
-    /// their count (``Transaction/operationBytes``).
     static func encode(draining operations: inout [Operation], operationBytes: Int? = nil) throws -> [UInt8] {
         var bytes: [UInt8] = []
-        bytes.reserveCapacity(operationBytes.map { varintSize(UInt64(operations.count)) + $0 } ?? encodedSize(of: operations))
+        bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
         bytes.appendVarint(UInt64(operations.count))
         // The last reference to a value goes with the operation swapped out
         // here; an empty name takes no allocation.
@@ -120,6 +121,12 @@ enum TransactionFormat {
     /// compressed and written.
     static func encodedSize(of operations: [Operation]) -> Int {
         operations.reduce(varintSize(UInt64(operations.count))) { $0 + encodedSize(of: $1) }
+    }
+
+    /// The room a payload of `operations` is made with: their size, from
+    /// `operationBytes` when the caller summed it, else counted now.
+    private static func reservation(for operations: [Operation], operationBytes: Int?) -> Int {
+        operationBytes.map { varintSize(UInt64(operations.count)) + $0 } ?? encodedSize(of: operations)
     }
 
     /// The bytes `operation` takes in a payload.
