@@ -154,6 +154,50 @@ import Testing
         #expect(merged * 3 > checked, "only \(merged) of \(checked) queries were planned as merged walks")
     }
 
+    /// A walk whose every entry matches skips its offset by rank, then
+    /// finds the ends of the group of equal values the offset lands in: by
+    /// stepping from the offset's entry when the group is small, by
+    /// descents when it is large. Every offset, across groups of 1 to 200
+    /// equal scores, must page as a naive sort does, descending and ascending.
+    @Test func anOffsetLandingInASmallOrALargeGroupPagesAsANaiveSort() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        // Scores in groups of 200, 1, 70, 2 and 33 people, in Lyon at 25;
+        // others elsewhere, so the run lies inside the index.
+        let sizes = [200, 1, 70, 2, 33]
+        var everyone: [Person] = [], id: Int64 = 0
+        for (group, size) in sizes.enumerated() {
+            for _ in 0..<size {
+                id += 1
+                everyone.append(Person(id: id, name: "P", email: "p\(id)@example.com", city: "Lyon", age: 25, score: Double(group), nickname: nil))
+            }
+        }
+        for city in ["Brest", "Paris"] {
+            for age in [24, 25, 26] {
+                for score in 0..<3 {
+                    id += 1
+                    everyone.append(Person(id: id, name: "Q", email: "q\(id)@example.com", city: city, age: age, score: Double(score), nickname: nil))
+                }
+            }
+        }
+        try people.put(everyone)
+        let matches = everyone.filter { $0.city == "Lyon" && $0.age == 25 }
+        for descending in [true, false] {
+            let sorted = matches.sorted {
+                $0.score != $1.score ? (descending ? $0.score > $1.score : $0.score < $1.score) : $0.id < $1.id
+            }
+            for offset in 0...matches.count {
+                let query = people.query.filter(\.city == "Lyon" && \.age == 25)
+                    .sorted(by: \.score, descending ? .descending : .ascending).offset(offset).limit(7)
+                let expected = Array(sorted.dropFirst(offset).prefix(7).map(\.id))
+                let found = try query.all().map(\.id)
+                #expect(found == expected, "offset \(offset), descending \(descending)\n\(query.explain())")
+                if offset == 40 { #expect(query.explain().contains("walk index people.city+age+score"), "\(query.explain())") }
+            }
+        }
+    }
+
     /// The plan for the W5 shape names the runs it merges, and a small
     /// table (whose range is no larger than the page) is sorted instead.
     @Test func explainNamesTheRunsAMergedWalkMerges() throws {

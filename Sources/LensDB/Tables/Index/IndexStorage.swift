@@ -501,6 +501,49 @@ struct IndexStorage: Sendable {
         }
     }
 
+    /// The entries around rank `rank`, within `bounds`, whose field `field`
+    /// equals the one at `rank`: that value, their ranks, and their rows in
+    /// index order. Found by stepping from one descent by rank, never by
+    /// descents by value; nil when the group reaches more than `limit`
+    /// entries beyond `rank` on either side, where descents cost less.
+    /// Rows are lent, as ``forEachRow(ranks:_:)`` lends them.
+    func group(
+        atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int
+    ) -> (value: IndexValue, ranks: Range<Int>, rows: [Unmanaged<RowObject>])? {
+        switch entries {
+        case let .one(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
+        case let .two(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
+        case let .three(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
+        }
+    }
+
+    private static func group<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int
+    ) -> (value: IndexValue, ranks: Range<Int>, rows: [Unmanaged<RowObject>])? {
+        guard bounds.contains(rank) else { return nil }
+        return withExtendedLifetime(tree) {
+            var up = PersistentBTree.Cursor(tree, atRank: rank)
+            guard let value = up.withKey({ $0.key[field] }) else { return nil }
+            var down = up.turned()
+            // The rows of the group's entries from `rank` up, then those
+            // below it, nearest first: each cursor stops at the group's end
+            // or the bounds'.
+            func rows(_ cursor: inout PersistentBTree<Entry, EntryMark>.Cursor, count: Int) -> [Unmanaged<RowObject>]? {
+                var rows: [Unmanaged<RowObject>] = []
+                while rows.count < count, let row = cursor.withKey({ $0.key[field] == value ? $0.row : nil }), let row {
+                    guard rows.count < limit else { return nil }
+                    rows.append(row)
+                    cursor.advance()
+                }
+                return rows
+            }
+            guard let above = rows(&up, count: bounds.upperBound - rank) else { return nil }
+            down.advance()
+            guard let below = rows(&down, count: rank - bounds.lowerBound) else { return nil }
+            return (value, rank - below.count..<rank + above.count, below.reversed() + above)
+        }
+    }
+
     /// Calls `body` with the key and row of each entry in `range`, in index
     /// order (descending when asked), until it returns false. With `start`,
     /// the walk begins at the first entry whose leading fields (as many as

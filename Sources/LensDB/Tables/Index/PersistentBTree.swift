@@ -280,7 +280,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// (keep the tree in a `let`, or under `withExtendedLifetime`).
     struct Cursor {
         private var path: [(node: Unmanaged<BTreeNode<Key, Value>>, index: Int)] = []
-        let descending: Bool
+        private(set) var descending: Bool
 
         /// Ascending: at the first entry for which `bound` is false (`bound`
         /// true for a prefix of the keys, as `key < x` is). Descending: at
@@ -341,6 +341,13 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         func withKey<Result>(_ body: (Key) -> Result) -> Result? {
             guard let (leaf, index) = path.last else { return nil }
             return leaf._withUnsafeGuaranteedRef { leaf in body(leaf.keys[index]) }
+        }
+
+        /// A cursor at the same entry that moves the other way.
+        func turned() -> Cursor {
+            var turned = self
+            turned.descending.toggle()
+            return turned
         }
 
         /// Moves to the next entry in the cursor's direction.

@@ -321,6 +321,10 @@ struct QueryExecution {
         if !full { flush() }
     }
 
+    /// How far ``skipOffset(_:_:into:)`` steps each way from the offset's
+    /// entry to find its group's ends, before it descends for them instead.
+    static let groupSteps = 32
+
     /// Skips the offset of a walk whose every entry matches, by rank: adds
     /// to the page the entries of the group the offset ends in that come
     /// after it, and returns what is left of the run to walk, nil when the
@@ -351,14 +355,24 @@ struct QueryExecution {
             _ = add(ranks.lowerBound + spec.offset..<ranks.upperBound)
             return nil
         }
-        guard let key = index.key(atRank: ranks.upperBound - 1 - spec.offset) else { return nil }
-        let value = key[walk.field]
-        let group = index.ranks(of: KeyRange(prefix: fixed + [value]))
-        // The groups after this one fill the query's first places; this
-        // one's entries follow in ascending order.
-        let into = spec.offset - (ranks.upperBound - group.upperBound)
+        let rank = ranks.upperBound - 1 - spec.offset
+        let value: IndexValue
+        // The groups after the offset's fill the query's first places; its
+        // own entries follow in ascending order. A small group is found by
+        // stepping from the offset's entry, a large one by descents.
+        if let around = index.group(atRank: rank, within: ranks, field: walk.field, limit: Self.groupSteps) {
+            value = around.value
+            let into = spec.offset - (ranks.upperBound - around.ranks.upperBound)
+            for row in around.rows[into...] where !row._withUnsafeGuaranteedRef({ page.add(inOrder: $0) }) { return nil }
+        } else {
+            guard let key = index.key(atRank: rank) else { return nil }
+            value = key[walk.field]
+            let group = index.ranks(of: KeyRange(prefix: fixed + [value]))
+            let into = spec.offset - (ranks.upperBound - group.upperBound)
+            guard add(group.lowerBound + into..<group.upperBound) else { return nil }
+        }
         // A run fixed on the order's field is one group.
-        guard add(group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
+        guard run.prefix.count == walk.field else { return nil }
         return KeyRange(prefix: run.prefix, lower: run.lower, upper: .init(value: value, inclusive: false))
     }
 }
