@@ -26,7 +26,9 @@ let tableProfileWorkload = Workload(
             times.append(now() - start)
             store.close()
         }
-        print(String(format: "%d inserts in one durable transaction, median of 12: %.3f s", count, times.sorted()[6]))
+        let sorted = times.sorted()
+        print(times.map { String(format: "%.3f", $0) }.joined(separator: " "))
+        print(String(format: "%d inserts in one durable transaction, median of 12: %.3f s (%.3f–%.3f)", count, sorted[6], sorted[0], sorted[11]))
         return
     }
     do {
