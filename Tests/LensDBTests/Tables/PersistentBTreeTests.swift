@@ -59,11 +59,17 @@ import Testing
         }
         #expect(walk(tree) == reference.entries.map(\.key))
         #expect(walkReversed(tree) == reference.entries.map(\.key).reversed())
+        var neighborsMissed = 0
         for _ in 0..<200 {
             let bound = Int.random(in: -10..<4010, using: &random)
             #expect(walk(tree, from: bound) == reference.entries.map(\.key).filter { $0 >= bound })
             #expect(walkReversed(tree, from: bound) == reference.entries.map(\.key).filter { $0 <= bound }.reversed())
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))
+            // The keys around the rank, where the descent's leaf holds them.
+            let keys = reference.entries.map(\.key), found = tree.rankAndNeighbors(of: { $0 < bound })
+            #expect(found.rank == reference.index(bound))
+            if let before = found.before { #expect(before == keys[found.rank - 1]) } else if found.rank > 0 { neighborsMissed += 1 }
+            if let at = found.at { #expect(at == keys[found.rank]) } else if found.rank < keys.count { neighborsMissed += 1 }
             let probe = Int.random(in: 0..<4000, using: &random)
             #expect(tree.value(for: probe) == reference.entries.first { $0.key == probe }?.value)
             if !reference.entries.isEmpty {
@@ -71,6 +77,8 @@ import Testing
                 #expect(tree.entry(atRank: rank)?.key == reference.entries[rank].key)
             }
         }
+        // Only a rank at a leaf's edge leaves a neighbor in another leaf.
+        #expect(neighborsMissed < 80, "\(neighborsMissed) of 400 neighbors not found")
         for (version, entries) in versions {
             #expect(walk(version) == entries.map(\.key), "an old version changed")
             #expect(version.count == entries.count)
@@ -306,6 +314,15 @@ import Testing
                 }
                 let expected = keys.indices.contains(rank) ? Array(keys[rank...].prefix(stopAfter)) : []
                 #expect(visited == expected, "size \(size), rank \(rank), seed \(random.seed)")
+                // Turned at a rank: the keys from that place in descending order on.
+                var down = PersistentBTree<Int, Int>.Cursor(held, atRank: rank).turned()
+                visited = []
+                while visited.count < stopAfter, let (key, _) = down.entry {
+                    visited.append(key)
+                    down.advance()
+                }
+                let below = keys.indices.contains(rank) ? Array(keys[...rank].reversed().prefix(stopAfter)) : []
+                #expect(visited == below, "size \(size), rank \(rank) turned, seed \(random.seed)")
             }
         }
     }

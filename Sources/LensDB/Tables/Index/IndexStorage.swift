@@ -51,6 +51,14 @@ extension IndexValue {
     @usableFromInline var leadingOrderBits: UInt32 { UInt32(truncatingIfNeeded: orderPrefix >> 32) }
 }
 
+/// The ranks of an index's entries within a range, and the keys of the
+/// first and last of them when known (``IndexStorage/ends(of:)``).
+struct RangeEnds {
+    var ranks: Range<Int>
+    var first: IndexedKey? = nil
+    var last: IndexedKey? = nil
+}
+
 /// What an index tree maps its entries to: nothing; the entry is the key.
 /// A nominal empty type, not `Void`, so the tree's code is specialized for it.
 struct EntryMark: Sendable {}
@@ -438,21 +446,30 @@ struct IndexStorage: Sendable {
     }
 
     private static func count<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange) -> Int {
-        ranks(tree, of: range).count
+        ends(tree, of: range).ranks.count
     }
 
     /// The ranks of the entries in `range` (0 is the index's first). O(log n).
     func ranks(of range: KeyRange) -> Range<Int> {
+        ends(of: range).ranks
+    }
+
+    /// ``ranks(of:)``, with the keys of the range's first and last entries
+    /// when the two descents that find its ends reach them (nil otherwise,
+    /// and when the range is empty).
+    func ends(of range: KeyRange) -> RangeEnds {
         switch entries {
-        case let .one(tree): Self.ranks(tree, of: range)
-        case let .two(tree): Self.ranks(tree, of: range)
-        case let .three(tree): Self.ranks(tree, of: range)
+        case let .one(tree): Self.ends(tree, of: range)
+        case let .two(tree): Self.ends(tree, of: range)
+        case let .three(tree): Self.ends(tree, of: range)
         }
     }
 
-    private static func ranks<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> Range<Int> {
-        let lower = tree.rank(of: { range.isBelow($0.key) })
-        return lower..<max(lower, tree.rank(of: { !range.isAbove($0.key) }))
+    private static func ends<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> RangeEnds {
+        let lower = tree.rankAndNeighbors(of: { range.isBelow($0.key) })
+        let upper = tree.rankAndNeighbors(of: { !range.isAbove($0.key) })
+        guard lower.rank < upper.rank else { return RangeEnds(ranks: lower.rank..<lower.rank) }
+        return RangeEnds(ranks: lower.rank..<upper.rank, first: lower.at?.key, last: upper.before?.key)
     }
 
     /// The key of the entry at `rank`, if there is one. O(log n).
@@ -659,13 +676,17 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// The distinct values of field `field` among the entries at `ranks`,
+    /// The distinct values of field `field` among the entries of `ends`,
     /// which hold a range fixing the fields before it to `prefix`, in
     /// ascending order, each with the ranks of its entries: a skip scan by
     /// rank, one descent by the subtree counts to a value's first entry and
-    /// one past its last, never a walk of the entries between. Nil once
-    /// there are more than `limit`.
-    func distinctRuns(within ranks: Range<Int>, prefix: [IndexValue], field: Int, limit: Int) -> [(value: IndexValue, ranks: Range<Int>)]? {
+    /// one past its last, never a walk of the entries between. A range
+    /// whose first and last entries are known and hold one value is one
+    /// run, found with no descent. Nil once there are more than `limit`.
+    func distinctRuns(within ends: RangeEnds, prefix: [IndexValue], field: Int, limit: Int) -> [(value: IndexValue, ranks: Range<Int>)]? {
+        let ranks = ends.ranks
+        // Values ascend through the range: first and last equal, it is one run.
+        if limit > 0, let first = ends.first?[field], first == ends.last?[field] { return [(first, ranks)] }
         var runs: [(value: IndexValue, ranks: Range<Int>)] = []
         var start = ranks.lowerBound
         while start < ranks.upperBound, let key = key(atRank: start) {

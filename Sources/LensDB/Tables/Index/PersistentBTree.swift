@@ -385,7 +385,15 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// How many keys come before the first key for which `isBefore` is false.
     /// Descends unretained, as ``value(for:)`` does.
     func rank(of isBefore: (Key) -> Bool) -> Int {
-        guard let root else { return 0 }
+        rankAndNeighbors(of: isBefore).rank
+    }
+
+    /// ``rank(of:)``, with the key just before that rank and the key at it,
+    /// each when it lies in the leaf the descent ends in (nil otherwise, or
+    /// when there is none): the entries at the ends of a range, without a
+    /// descent of their own.
+    func rankAndNeighbors(of isBefore: (Key) -> Bool) -> (rank: Int, before: Key?, at: Key?) {
+        guard let root else { return (0, nil, nil) }
         return withExtendedLifetime(root) {
             var node = Unmanaged.passUnretained(root)
             var rank = 0
@@ -398,8 +406,14 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
                     return (children[..<next].reduce(0) { $0 + $1.total }, .passUnretained(children[next]))
                 }
                 rank += skipped
-                guard let child else { return rank }
-                node = child
+                guard child == nil else {
+                    node = child!
+                    continue
+                }
+                return node._withUnsafeGuaranteedRef { leaf in
+                    let keys = leaf.keys
+                    return (rank, skipped > 0 ? keys[skipped - 1] : nil, skipped < keys.count ? keys[skipped] : nil)
+                }
             }
         }
     }

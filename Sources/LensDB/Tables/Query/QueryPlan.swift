@@ -104,7 +104,7 @@ final class QueryPlanner {
     /// The ranks of the ranges counted so far by this planner. A plan
     /// counts a few ranges, so they are looked up in order, which costs
     /// less than hashing their values.
-    private var counted: [(position: Int, range: KeyRange, ranks: Range<Int>)] = []
+    private var counted: [(position: Int, range: KeyRange, ends: RangeEnds)] = []
 
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
@@ -441,7 +441,7 @@ final class QueryPlanner {
                 for range in ranges {
                     let room = Self.maxRanges - found.count
                     guard let values = contents.indexes[position].distinctRuns(
-                        within: ranks(position, range), prefix: range.prefix, field: before, limit: room) else { return nil }
+                        within: ends(position, range), prefix: range.prefix, field: before, limit: room) else { return nil }
                     found += values.map { range.prefix + [$0.value] }
                     foundRanks += values.map(\.ranks)
                 }
@@ -485,10 +485,15 @@ final class QueryPlanner {
     /// The ranks of the entries of the index at `position` within `range`,
     /// found once a plan.
     private func ranks(_ position: Int, _ range: KeyRange) -> Range<Int> {
-        if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.ranks }
-        let ranks = contents.indexes[position].ranks(of: range)
-        counted.append((position, range, ranks))
-        return ranks
+        ends(position, range).ranks
+    }
+
+    /// ``ranks(_:_:)`` with the range's first and last keys, when known.
+    private func ends(_ position: Int, _ range: KeyRange) -> RangeEnds {
+        if let known = counted.first(where: { $0.position == position && $0.range == range }) { return known.ends }
+        let ends = contents.indexes[position].ends(of: range)
+        counted.append((position, range, ends))
+        return ends
     }
 
     /// The identifiers an `==` or `in` on the identifier names, with the term that names them.
