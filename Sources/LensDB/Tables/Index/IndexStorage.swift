@@ -11,8 +11,10 @@ import CLensPrefetch
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
 protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
-    /// The entry of `key` for `row`, whose ``RowObject/idOrderBits`` are `idBits`.
-    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32)
+    /// The entry of `key` for `row`, whose ``RowObject/idOrderBits`` are
+    /// `idBits`. Takes the key's values over: a key made for the entry
+    /// moves into it, not copied and then destroyed.
+    init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32)
     var key: IndexedKey { get }
     var row: Unmanaged<RowObject> { get }
     /// The row identifier's ``IndexValue/leadingOrderBits``.
@@ -21,7 +23,7 @@ protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
 
 extension IndexEntry {
     /// The entry of `key` for `row`, reading the row's identifier bits.
-    init(key: IndexedKey, row: Unmanaged<RowObject>) {
+    init(key: consuming IndexedKey, row: Unmanaged<RowObject>) {
         self.init(key: key, row: row, idBits: row._withUnsafeGuaranteedRef(\.idOrderBits))
     }
 
@@ -70,8 +72,10 @@ struct OneFieldEntry: IndexEntry {
     let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
-        value = key.first
+    init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
+        switch consume key {
+        case let .one(first), let .two(first, _), let .three(first, _, _): value = first
+        }
         self.idBits = idBits
         self.row = row
     }
@@ -95,9 +99,11 @@ struct TwoFieldEntry: IndexEntry {
     let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
-        first = key[0]
-        second = key[1]
+    init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
+        switch consume key {
+        case let .two(first, second), let .three(first, second, _): (self.first, self.second) = (first, second)
+        case .one: preconditionFailure("a key of one field for an index on two")
+        }
         self.idBits = idBits
         self.row = row
     }
@@ -124,10 +130,9 @@ struct ThreeFieldEntry: IndexEntry {
     let idBits: UInt32
     let row: Unmanaged<RowObject>
 
-    init(key: IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
-        first = key[0]
-        second = key[1]
-        third = key[2]
+    init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
+        guard case let .three(first, second, third) = consume key else { preconditionFailure("a key of fewer fields for an index on three") }
+        (self.first, self.second, self.third) = (first, second, third)
         self.idBits = idBits
         self.row = row
     }
