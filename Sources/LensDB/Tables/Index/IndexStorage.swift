@@ -11,9 +11,9 @@ import CLensPrefetch
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
 protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
-    /// The entry of `key` for `row`, whose ``RowObject/idOrderBits`` are
-    /// `idBits`. Takes the key's values over: a key made for the entry
-    /// moves into it, not copied and then destroyed.
+    /// The entry of `key`, which holds as many fields as the index, for
+    /// `row`, whose ``RowObject/idOrderBits`` are `idBits`. Takes the key's
+    /// values over: a key moved in is not copied and then destroyed.
     init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32)
     var key: IndexedKey { get }
     var row: Unmanaged<RowObject> { get }
@@ -73,9 +73,8 @@ struct OneFieldEntry: IndexEntry {
     let row: Unmanaged<RowObject>
 
     init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
-        switch consume key {
-        case let .one(first), let .two(first, _), let .three(first, _, _): value = first
-        }
+        guard case let .one(value) = consume key else { preconditionFailure("a key of more fields for an index on one") }
+        self.value = value
         self.idBits = idBits
         self.row = row
     }
@@ -100,10 +99,8 @@ struct TwoFieldEntry: IndexEntry {
     let row: Unmanaged<RowObject>
 
     init(key: consuming IndexedKey, row: Unmanaged<RowObject>, idBits: UInt32) {
-        switch consume key {
-        case let .two(first, second), let .three(first, second, _): (self.first, self.second) = (first, second)
-        case .one: preconditionFailure("a key of one field for an index on two")
-        }
+        guard case let .two(first, second) = consume key else { preconditionFailure("a key of other fields for an index on two") }
+        (self.first, self.second) = (first, second)
         self.idBits = idBits
         self.row = row
     }
@@ -523,29 +520,35 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// The entries around rank `rank`, within `bounds`, whose field `field`
-    /// equals the one at `rank`: that value, their ranks, and their rows in
-    /// index order. Found by stepping from one descent by rank, never by
-    /// descents by value; nil when the group reaches more than `limit`
-    /// entries beyond `rank` on either side, where descents cost less.
-    /// Rows are lent, as ``forEachRow(ranks:_:)`` lends them.
+    /// Finds the entries around rank `rank`, within `bounds`, whose field
+    /// `field` equals the one at `rank`, by stepping from one descent by
+    /// rank, never by descents by value, and calls `found` with their ranks
+    /// and their rows in index order. When `found` returns true, the walk
+    /// goes on downwards from the group's lower end, passing each entry of
+    /// `bounds` below it to `below` until that returns false, with no
+    /// descent of its own. Returns false, having called neither, when the
+    /// group holds more than `limit` entries from `rank` up (it included)
+    /// or more than `limit` below it, where descents cost less. Rows are lent, as
+    /// ``forEachRow(ranks:_:)`` lends them.
     func group(
-        atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int
-    ) -> (value: IndexValue, ranks: Range<Int>, rows: [Unmanaged<RowObject>])? {
+        atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
+        found: (Range<Int>, ArraySlice<Unmanaged<RowObject>>) -> Bool, below: (IndexedKey, RowObject) -> Bool
+    ) -> Bool {
         switch entries {
-        case let .one(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
-        case let .two(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
-        case let .three(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit)
+        case let .one(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit, found: found, below: below)
+        case let .two(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit, found: found, below: below)
+        case let .three(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit, found: found, below: below)
         }
     }
 
     private static func group<Entry: IndexEntry>(
-        _ tree: PersistentBTree<Entry, EntryMark>, atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int
-    ) -> (value: IndexValue, ranks: Range<Int>, rows: [Unmanaged<RowObject>])? {
-        guard bounds.contains(rank) else { return nil }
+        _ tree: PersistentBTree<Entry, EntryMark>, atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
+        found: (Range<Int>, ArraySlice<Unmanaged<RowObject>>) -> Bool, below: (IndexedKey, RowObject) -> Bool
+    ) -> Bool {
+        guard bounds.contains(rank) else { return false }
         return withExtendedLifetime(tree) {
             var up = PersistentBTree.Cursor(tree, atRank: rank)
-            guard let value = up.withKey({ $0.key[field] }) else { return nil }
+            guard let value = up.withKey({ $0.key[field] }) else { return false }
             var down = up.turned()
             // The rows of the group's entries from `rank` up, then those
             // below it, nearest first: each cursor stops at the group's end
@@ -559,10 +562,17 @@ struct IndexStorage: Sendable {
                 }
                 return rows
             }
-            guard let above = rows(&up, count: bounds.upperBound - rank) else { return nil }
+            guard let above = rows(&up, count: bounds.upperBound - rank) else { return false }
             down.advance()
-            guard let below = rows(&down, count: rank - bounds.lowerBound) else { return nil }
-            return (value, rank - below.count..<rank + above.count, below.reversed() + above)
+            guard let under = rows(&down, count: rank - bounds.lowerBound) else { return false }
+            let lower = rank - under.count
+            guard found(lower..<rank + above.count, (under.reversed() + above)[...]) else { return true }
+            // `down` stands at the entry just below the group, if any.
+            for _ in bounds.lowerBound..<lower {
+                guard let (entry, _) = down.entry, entry.row._withUnsafeGuaranteedRef({ below(entry.key, $0) }) else { break }
+                down.advance()
+            }
+            return true
         }
     }
 
@@ -681,8 +691,8 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// The distinct values of field `field` among the entries of `ends`,
-    /// which hold a range fixing the fields before it to `prefix`, in
+    /// The distinct values of field `field` among the entries at
+    /// `ends.ranks`, a range fixing the fields before it to `prefix`, in
     /// ascending order, each with the ranks of its entries: a skip scan by
     /// rank, one descent by the subtree counts to a value's first entry and
     /// one past its last, never a walk of the entries between. A range

@@ -293,11 +293,6 @@ struct QueryExecution {
     /// condition to check, the offset is skipped by rank, without reading
     /// the entries it skips.
     private func walkInOrder(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) {
-        var run = walk.runs[0]
-        if predicate == nil, spec.offset > 0 {
-            guard let rest = skipOffset(walk, index, into: &page) else { return }
-            run = rest
-        }
         var group: [Unmanaged<RowObject>] = []
         var groupValue: IndexValue?
         var full = false
@@ -306,8 +301,7 @@ struct QueryExecution {
             for row in group where !full { full = row._withUnsafeGuaranteedRef { !page.add(inOrder: $0) } }
             group.removeAll(keepingCapacity: true)
         }
-        // Without a condition to check, only the page's rows are read.
-        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { key, row in
+        func visit(_ key: IndexedKey, _ row: RowObject) -> Bool {
             let value = key[walk.field]
             if value != groupValue {
                 flush()
@@ -318,61 +312,76 @@ struct QueryExecution {
             if matches(row) { group.append(.passUnretained(row)) }
             return true
         }
+        var run = walk.runs[0]
+        if predicate == nil, spec.offset > 0 {
+            let rest = skipOffset(walk, index, skip: { page.skip($0) }, add: { page.add(inOrder: $0) }, below: visit)
+            guard let rest else {
+                if !full { flush() }
+                return
+            }
+            run = rest
+        }
+        // Without a condition to check, only the page's rows are read.
+        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil, visit)
         if !full { flush() }
     }
 
-    /// How far ``skipOffset(_:_:into:)`` steps each way from the offset's
-    /// entry to find its group's ends, before it descends for them instead.
+    /// How many entries ``skipOffset(_:_:skip:add:below:)`` steps over each
+    /// way (from the offset's entry up, and below it) to find the ends of
+    /// its group, before it descends for them instead.
     static let groupSteps = 32
 
     /// Skips the offset of a walk whose every entry matches, by rank: adds
-    /// to the page the entries of the group the offset ends in that come
-    /// after it, and returns what is left of the run to walk, nil when the
-    /// page is full or nothing is left.
+    /// to the page (`add`, false once it is full) the entries of the group
+    /// the offset ends in that come after it, and returns what is left of
+    /// the run to walk; nil when the page is full or nothing is left, or
+    /// when the rest was walked here, each entry passed to `below`.
     ///
     /// Ascending, query order is index order, so the page starts at the
     /// offset's rank. Descending, groups of equal values come last first,
     /// each in ascending order: the group holding the offset is the one at
     /// rank end - 1 - offset, and the page starts inside it at the offset's
-    /// distance from the groups after it.
-    private func skipOffset(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) -> KeyRange? {
+    /// distance from the groups after it. A small group is found by
+    /// stepping from the offset's entry, and the walk goes on down from
+    /// its lower end; a large one is found by descents.
+    private func skipOffset(
+        _ walk: QueryPlan.Walk, _ index: IndexStorage, skip: (Int) -> Void, add: (RowObject) -> Bool,
+        below: (IndexedKey, RowObject) -> Bool
+    ) -> KeyRange? {
         let run = walk.runs[0]
         let ranks = walk.runRanks?[0] ?? index.ranks(of: run)
         guard spec.offset < ranks.count else { return nil }
-        page.skip(spec.offset)
-        let fixed = Array(run.prefix.prefix(walk.field))
+        skip(spec.offset)
         // Adds the rows at `ranks`, in index order; false once the page is full.
-        func add(_ ranks: Range<Int>) -> Bool {
+        func addRows(at ranks: Range<Int>) -> Bool {
             var full = false
             index.forEachRow(ranks: ranks) { row in
-                full = !page.add(inOrder: row)
+                full = !add(row)
                 return !full
             }
             return !full
         }
         guard walk.descending else {
             // From the offset's entry on, to the run's end, in index order.
-            _ = add(ranks.lowerBound + spec.offset..<ranks.upperBound)
+            _ = addRows(at: ranks.lowerBound + spec.offset..<ranks.upperBound)
             return nil
         }
         let rank = ranks.upperBound - 1 - spec.offset
-        let value: IndexValue
-        // The groups after the offset's fill the query's first places; its
-        // own entries follow in ascending order. A small group is found by
-        // stepping from the offset's entry, a large one by descents.
-        if let around = index.group(atRank: rank, within: ranks, field: walk.field, limit: Self.groupSteps) {
-            value = around.value
-            let into = spec.offset - (ranks.upperBound - around.ranks.upperBound)
-            for row in around.rows[into...] where !row._withUnsafeGuaranteedRef({ page.add(inOrder: $0) }) { return nil }
-        } else {
-            guard let key = index.key(atRank: rank) else { return nil }
-            value = key[walk.field]
-            let group = index.ranks(of: KeyRange(prefix: fixed + [value]))
+        // The walk below the group stays within the run's ranks.
+        let stepped = index.group(atRank: rank, within: ranks, field: walk.field, limit: Self.groupSteps, found: { group, rows in
             let into = spec.offset - (ranks.upperBound - group.upperBound)
-            guard add(group.lowerBound + into..<group.upperBound) else { return nil }
-        }
+            for row in rows[into...] where !row._withUnsafeGuaranteedRef(add) { return false }
+            return true
+        }, below: below)
+        guard !stepped, let key = index.key(atRank: rank) else { return nil }
+        // The group of the whole index, where stepping found the run's: the
+        // same entries, since the run bounds the order's field by value and
+        // never splits a group.
+        let value = key[walk.field]
+        let group = index.ranks(of: KeyRange(prefix: Array(run.prefix.prefix(walk.field)) + [value]))
+        let into = spec.offset - (ranks.upperBound - group.upperBound)
         // A run fixed on the order's field is one group.
-        guard run.prefix.count == walk.field else { return nil }
+        guard addRows(at: group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
         return KeyRange(prefix: run.prefix, lower: run.lower, upper: .init(value: value, inclusive: false))
     }
 }

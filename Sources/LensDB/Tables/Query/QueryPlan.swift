@@ -101,7 +101,7 @@ final class QueryPlanner {
     /// For each index, for each of its fields, the terms on that field:
     /// found when a plan first asks, since a reused plan asks of one index.
     private var termsOnFieldFound: [[[Int]]?]
-    /// The ranks of the ranges counted so far by this planner. A plan
+    /// The ranks and end keys of the ranges counted so far by this planner. A plan
     /// counts a few ranges, so they are looked up in order, which costs
     /// less than hashing their values.
     private var counted: [(position: Int, range: KeyRange, ends: RangeEnds)] = []
