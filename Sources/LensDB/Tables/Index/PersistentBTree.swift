@@ -280,6 +280,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// (keep the tree in a `let`, or under `withExtendedLifetime`).
     struct Cursor {
         private var path: [(node: Unmanaged<BTreeNode<Key, Value>>, index: Int)] = []
+        /// Room for the path of a tree of millions of entries, made once:
+        /// appending level by level would grow the array two or three times.
+        private static var depthReserved: Int { 8 }
         private(set) var descending: Bool
 
         /// Ascending: at the first entry for which `bound` is false (`bound`
@@ -289,6 +292,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         init(_ tree: PersistentBTree, descending: Bool, from bound: (Key) -> Bool) {
             self.descending = descending
             guard let root = tree.root else { return }
+            path.reserveCapacity(Self.depthReserved)
             var node = Unmanaged.passUnretained(root)
             while true {
                 let (index, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<BTreeNode<Key, Value>>?) in
@@ -311,6 +315,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         init(_ tree: PersistentBTree, atRank rank: Int) {
             descending = false
             guard let root = tree.root, rank >= 0, rank < root.total else { return }
+            path.reserveCapacity(Self.depthReserved)
             var node = Unmanaged.passUnretained(root)
             var rest = rank
             while true {

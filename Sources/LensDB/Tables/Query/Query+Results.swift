@@ -366,10 +366,11 @@ struct QueryExecution {
             _ = addRows(at: ranks.lowerBound + spec.offset..<ranks.upperBound)
             return nil
         }
-        let rank = ranks.upperBound - 1 - spec.offset
-        // The walk below the group stays within the run's ranks.
+        let offset = spec.offset, rank = ranks.upperBound - 1 - offset
+        // The walk below the group stays within the run's ranks. The
+        // closure takes the offset alone: capturing `self` would copy it.
         let stepped = index.group(atRank: rank, within: ranks, field: walk.field, limit: Self.groupSteps, found: { group, rows in
-            let into = spec.offset - (ranks.upperBound - group.upperBound)
+            let into = offset - (ranks.upperBound - group.upperBound)
             for row in rows[into...] where !row._withUnsafeGuaranteedRef(add) { return false }
             return true
         }, below: below)
@@ -512,7 +513,11 @@ struct Page {
     private(set) var results: [Candidate] = []
     private var skipped = 0
 
-    init(spec: QuerySpec) { self.spec = spec }
+    init(spec: QuerySpec) {
+        self.spec = spec
+        // A page of a few results grows its array several times otherwise.
+        if let limit = spec.limit { results.reserveCapacity(min(limit, 256)) }
+    }
 
     /// The entity results must come strictly after, with its identifier.
     var after: Candidate? { spec.after }
