@@ -448,12 +448,21 @@ struct IndexStorage: Sendable {
     }
 
     private static func count<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange) -> Int {
-        ends(tree, of: range).ranks.count
+        ranks(tree, of: range).count
     }
 
     /// The ranks of the entries in `range` (0 is the index's first). O(log n).
     func ranks(of range: KeyRange) -> Range<Int> {
-        ends(of: range).ranks
+        switch entries {
+        case let .one(tree): Self.ranks(tree, of: range)
+        case let .two(tree): Self.ranks(tree, of: range)
+        case let .three(tree): Self.ranks(tree, of: range)
+        }
+    }
+
+    private static func ranks<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> Range<Int> {
+        let lower = tree.rank(of: { range.isBelow($0.key) })
+        return lower..<max(lower, tree.rank(of: { !range.isAbove($0.key) }))
     }
 
     /// ``ranks(of:)``, with the keys of the range's first and last entries

@@ -390,7 +390,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// How many keys come before the first key for which `isBefore` is false.
     /// Descends unretained, as ``value(for:)`` does.
     func rank(of isBefore: (Key) -> Bool) -> Int {
-        rankAndNeighbors(of: isBefore).rank
+        descend(to: isBefore) { rank, _ in rank }
     }
 
     /// ``rank(of:)``, with the key just before that rank and the key at it,
@@ -398,7 +398,18 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// when there is none): the entries at the ends of a range, without a
     /// descent of their own.
     func rankAndNeighbors(of isBefore: (Key) -> Bool) -> (rank: Int, before: Key?, at: Key?) {
-        guard let root else { return (0, nil, nil) }
+        descend(to: isBefore) { rank, leaf in
+            (rank, leaf.index > 0 ? leaf.keys[leaf.index - 1] : nil, leaf.index < leaf.keys.count ? leaf.keys[leaf.index] : nil)
+        }
+    }
+
+    /// The descent of ``rank(of:)``: `body` gets the rank, and the keys of
+    /// the leaf it ends in (lent, as ``BTreeNode/keys`` lends them) with
+    /// the rank's place among them; no keys for an empty tree.
+    private func descend<Result>(
+        to isBefore: (Key) -> Bool, _ body: (Int, (keys: UnsafeBufferPointer<Key>, index: Int)) -> Result
+    ) -> Result {
+        guard let root else { return body(0, (UnsafeBufferPointer(start: nil, count: 0), 0)) }
         return withExtendedLifetime(root) {
             var node = Unmanaged.passUnretained(root)
             var rank = 0
@@ -411,14 +422,8 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
                     return (children[..<next].reduce(0) { $0 + $1.total }, .passUnretained(children[next]))
                 }
                 rank += skipped
-                guard child == nil else {
-                    node = child!
-                    continue
-                }
-                return node._withUnsafeGuaranteedRef { leaf in
-                    let keys = leaf.keys
-                    return (rank, skipped > 0 ? keys[skipped - 1] : nil, skipped < keys.count ? keys[skipped] : nil)
-                }
+                guard let child else { return node._withUnsafeGuaranteedRef { body(rank, ($0.keys, skipped)) } }
+                node = child
             }
         }
     }
