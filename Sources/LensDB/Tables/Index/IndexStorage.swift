@@ -541,7 +541,7 @@ struct IndexStorage: Sendable {
     /// ``forEachRow(ranks:_:)`` lends them.
     func group(
         atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
-        found: (Range<Int>, ArraySlice<Unmanaged<RowObject>>) -> Bool, below: (IndexedKey, RowObject) -> Bool
+        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexedKey, RowObject) -> Bool
     ) -> Bool {
         switch entries {
         case let .one(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit, found: found, below: below)
@@ -552,7 +552,7 @@ struct IndexStorage: Sendable {
 
     private static func group<Entry: IndexEntry>(
         _ tree: PersistentBTree<Entry, EntryMark>, atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
-        found: (Range<Int>, ArraySlice<Unmanaged<RowObject>>) -> Bool, below: (IndexedKey, RowObject) -> Bool
+        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexedKey, RowObject) -> Bool
     ) -> Bool {
         guard bounds.contains(rank) else { return false }
         return withExtendedLifetime(tree) {
@@ -575,7 +575,7 @@ struct IndexStorage: Sendable {
             down.advance()
             guard let under = rows(&down, count: rank - bounds.lowerBound) else { return false }
             let lower = rank - under.count
-            guard found(lower..<rank + above.count, (under.reversed() + above)[...]) else { return true }
+            guard found(lower..<rank + above.count, under.reversed() + above) else { return true }
             // `down` stands at the entry just below the group, if any.
             for _ in bounds.lowerBound..<lower {
                 guard let (entry, _) = down.entry, entry.row._withUnsafeGuaranteedRef({ below(entry.key, $0) }) else { break }
