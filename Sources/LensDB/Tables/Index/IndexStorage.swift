@@ -440,15 +440,7 @@ struct IndexStorage: Sendable {
 
     /// How many entries lie in `range`. O(log n).
     func count(in range: KeyRange) -> Int {
-        switch entries {
-        case let .one(tree): Self.count(tree, in: range)
-        case let .two(tree): Self.count(tree, in: range)
-        case let .three(tree): Self.count(tree, in: range)
-        }
-    }
-
-    private static func count<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange) -> Int {
-        ranks(tree, of: range).count
+        ranks(of: range).count
     }
 
     /// The ranks of the entries in `range` (0 is the index's first). O(log n).
