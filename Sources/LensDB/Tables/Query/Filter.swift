@@ -162,8 +162,16 @@ extension FilterNode {
 
     /// The conditions that must all hold: this node split at its `&&`s.
     var conjuncts: [FilterNode] {
-        if case let .and(a, b) = self { return a.conjuncts + b.conjuncts }
-        return [self]
+        var found: [FilterNode] = []
+        appendConjuncts(to: &found)
+        return found
+    }
+
+    /// Appends the conjuncts to `found`, left to right.
+    private func appendConjuncts(to found: inout [FilterNode]) {
+        guard case let .and(a, b) = self else { return found.append(self) }
+        a.appendConjuncts(to: &found)
+        b.appendConjuncts(to: &found)
     }
 
     var text: String {

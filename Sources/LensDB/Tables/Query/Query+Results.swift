@@ -625,7 +625,7 @@ extension QueryPlan {
                 lines.append("  intersect \(name(first.position)) (\(ranges(first.ranges))) with \(name(second.position)) (\(ranges(second.ranges))): reads \(estimate) entries")
             }
         }
-        let terms = { (positions: [Int]) in positions.map { spec.terms[$0].describe() }.joined(separator: " && ") }
+        let terms = { (positions: [Int]) in positions.map { spec.terms[$0].text }.joined(separator: " && ") }
         if !residual.isEmpty {
             lines.append("  filter: \(terms(residual))")
         } else if !spec.terms.isEmpty {

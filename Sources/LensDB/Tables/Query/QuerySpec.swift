@@ -15,8 +15,14 @@ struct QueryTerm {
     let shape: Shape
     /// Whether `path` is the entity's identifier (`\.id`).
     let isIdentifier: Bool
-    let check: @Sendable (RowObject) -> Bool
-    let describe: @Sendable () -> String
+    /// The condition itself. Its check and its text are made only where
+    /// asked for: a plan whose index ranges decide a term never checks it.
+    let node: FilterNode
+
+    /// The condition as a closure over rows.
+    var check: @Sendable (RowObject) -> Bool { node.compiledForRows() }
+    /// The condition as the program wrote it, for plans.
+    var text: String { node.text }
 }
 
 /// One key of a query's order as planning sees it.
@@ -75,16 +81,15 @@ extension Query {
     }
 
     private static func term(_ node: FilterNode) -> QueryTerm {
-        let check = node.compiledForRows(), describe: @Sendable () -> String = { node.text }
         switch node {
         case let .comparison(comparison):
             return QueryTerm(path: comparison.keyPath, shape: .comparison(comparison.op, comparison.value),
-                             isIdentifier: isIdentifier(comparison.keyPath), check: check, describe: describe)
+                             isIdentifier: isIdentifier(comparison.keyPath), node: node)
         case let .membership(membership):
             return QueryTerm(path: membership.keyPath, shape: .membership(membership.values),
-                             isIdentifier: isIdentifier(membership.keyPath), check: check, describe: describe)
+                             isIdentifier: isIdentifier(membership.keyPath), node: node)
         default:
-            return QueryTerm(path: nil, shape: .opaque, isIdentifier: false, check: check, describe: describe)
+            return QueryTerm(path: nil, shape: .opaque, isIdentifier: false, node: node)
         }
     }
 
