@@ -2,19 +2,35 @@
 /// field and the operator; the order's keys; whether there is a limit. Queries of one shape differ in
 /// their values (`city == c && age in a...b` for each `c`, `a` and `b`), as
 /// a prepared statement's bindings do.
+///
+/// Fields are told apart by their key path objects, not by `==`: a key
+/// path literal is one object wherever it is evaluated, so a call site's
+/// queries share one shape, and comparing or hashing an object's address
+/// costs nothing where `==` walks each path's components. Two objects of
+/// one path (a literal and the generic `\T.id`, say) only make two shapes.
+/// A shape holds its key paths, so no other path takes one's address while
+/// the shape lives.
 struct PlanShape: Hashable {
+    /// A key path compared and hashed by identity.
+    struct Field: Hashable {
+        let path: AnyKeyPath
+
+        static func == (a: Field, b: Field) -> Bool { a.path === b.path }
+        func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(path)) }
+    }
+
     struct Term: Hashable {
         enum Operation: Hashable {
             case comparison(ComparisonOperator)
             case membership
         }
 
-        let path: AnyKeyPath
+        let field: Field
         let operation: Operation
     }
 
     struct OrderKey: Hashable {
-        let path: AnyKeyPath
+        let field: Field
         let descending: Bool
         let indexOrdered: Bool
     }
@@ -38,15 +54,15 @@ struct PlanShape: Hashable {
             guard let path = term.path, !term.isIdentifier else { return nil }
             switch term.shape {
             case let .comparison(op, value?) where !value.isNaN:
-                terms.append(Term(path: path, operation: .comparison(op)))
+                terms.append(Term(field: Field(path: path), operation: .comparison(op)))
             case let .membership(values?) where !values.contains(where: \.isNaN):
-                terms.append(Term(path: path, operation: .membership))
+                terms.append(Term(field: Field(path: path), operation: .membership))
             default:
                 return nil
             }
         }
         self.terms = terms
-        order = spec.orderKeys.map { OrderKey(path: $0.path, descending: $0.descending, indexOrdered: $0.indexOrdered) }
+        order = spec.orderKeys.map { OrderKey(field: Field(path: $0.path), descending: $0.descending, indexOrdered: $0.indexOrdered) }
         limited = spec.limit != nil
     }
 }
@@ -61,10 +77,15 @@ struct PlanShape: Hashable {
 /// up or store one, never while planning.
 final class PlanCache: Sendable {
     /// A way chosen for a shape, with the fields of the index it reads as
-    /// the version had them.
+    /// the version had them, and which terms are on each of those fields:
+    /// the same for every query of the shape, whose terms name the same
+    /// key path objects.
     private struct Chosen {
         let way: QueryPlan.Way
         let index: [AnyKeyPath]
+        let termsOnField: [[Int]]
+        /// Which of those fields the order's first key is.
+        let orderField: Int?
 
         var walks: Bool { if case .walk = way { true } else { false } }
     }
@@ -96,15 +117,17 @@ final class PlanCache: Sendable {
         guard let shape = PlanShape(spec) else { return planner.plan() }
         for chosen in state.withLock({ $0.chosen[shape] }) ?? [] {
             guard let position = chosen.way.indexPosition, position < contents.indexes.count,
-                  contents.indexes[position].definition.paths == chosen.index,
-                  var plan = planner.reusing(chosen.way) else { continue }
+                  contents.indexes[position].definition.paths == chosen.index else { continue }
+            planner.know(chosen.termsOnField, orderField: chosen.orderField, position: position)
+            guard var plan = planner.reusing(chosen.way) else { continue }
             plan.reused = true
             state.withLock { $0.reused += 1 }
             return plan
         }
         let plan = planner.plan()
         if plan.residual.isEmpty, let position = plan.alternatives[0].way.indexPosition {
-            let chosen = Chosen(way: plan.alternatives[0].way, index: contents.indexes[position].definition.paths)
+            let chosen = Chosen(way: plan.alternatives[0].way, index: contents.indexes[position].definition.paths,
+                                termsOnField: planner.termsOnField(position), orderField: planner.orderField(position))
             state.withLock { state in
                 if state.chosen[shape] == nil, state.chosen.count >= capacity { state.chosen.removeAll() }
                 let other = state.chosen[shape]?.first { $0.walks != chosen.walks }

@@ -96,8 +96,9 @@ struct QueryPlan {
 final class QueryPlanner {
     let contents: TableStorage
     let spec: QuerySpec
-    /// For each index, its fields.
-    private let paths: [[AnyKeyPath]]
+    /// For each index, its fields: read when a plan is weighed, not when
+    /// one is reused.
+    private lazy var paths: [[AnyKeyPath]] = contents.indexes.map(\.definition.paths)
     /// For each index, for each of its fields, the terms on that field:
     /// found when a plan first asks, since a reused plan asks of one index.
     private var termsOnFieldFound: [[[Int]]?]
@@ -109,14 +110,14 @@ final class QueryPlanner {
     init(contents: TableStorage, spec: QuerySpec) {
         self.contents = contents
         self.spec = spec
-        paths = contents.indexes.map(\.definition.paths)
-        termsOnFieldFound = Array(repeating: nil, count: paths.count)
+        termsOnFieldFound = Array(repeating: nil, count: contents.indexes.count)
     }
 
     /// For each field of the index at `position`, the terms on that field.
     /// Comparing key paths walks their components: done once a plan, for
-    /// each indexed field, not for each way the plan weighs.
-    private func termsOnField(_ position: Int) -> [[Int]] {
+    /// each indexed field, not for each way the plan weighs, and not at all
+    /// for a way reused (``know(_:position:)``).
+    func termsOnField(_ position: Int) -> [[Int]] {
         if let found = termsOnFieldFound[position] { return found }
         let found = paths[position].map { path in
             spec.terms.indices.filter { spec.terms[$0].path.map { $0 == path } ?? false }
@@ -125,12 +126,30 @@ final class QueryPlanner {
         return found
     }
 
+    /// Tells the planner the terms on each field of the index at
+    /// `position`, as ``termsOnField(_:)`` found them for an earlier query
+    /// of this one's shape (``PlanShape``).
+    func know(_ termsOnField: [[Int]], orderField: Int?, position: Int) {
+        termsOnFieldFound[position] = termsOnField
+        orderFieldKnown = (position, orderField)
+    }
+
+    /// The order's first field, known for one index.
+    private var orderFieldKnown: (position: Int, field: Int?)?
+
+    /// Which field of the index at `position` the order's first key is, if any.
+    func orderField(_ position: Int) -> Int? {
+        if let known = orderFieldKnown, known.position == position { return known.field }
+        guard let first = spec.orderKeys.first else { return nil }
+        return paths[position].firstIndex(of: first.path)
+    }
+
     /// An index range narrowing the candidates, with the conditions it makes redundant.
     private struct Candidate {
         var position: Int
         var ranges: [KeyRange]
         var count: Int
-        var implied: Set<Int>
+        var implied: TermSet
         /// Whether its entries come in identifier order: one range of
         /// equal keys, which an index orders by identifier.
         var inIdentifierOrder: Bool
@@ -194,7 +213,7 @@ final class QueryPlanner {
             return indexPlan(candidate, matches: Double(candidate.count), total: total)
         case let .walk(position, descending, _):
             guard spec.identifierOrderCount == nil, let first = spec.orderKeys.first, first.indexOrdered, first.descending == descending,
-                  let field = paths[position].firstIndex(of: first.path) else { return nil }
+                  let field = orderField(position) else { return nil }
             let onField = termsOnField(position)
             let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             // Runs that imply every condition hold exactly the matches.
@@ -261,7 +280,7 @@ final class QueryPlanner {
     }
 
     /// The terms `implied` does not cover.
-    private func residual(_ implied: Set<Int>) -> [Int] {
+    private func residual(_ implied: TermSet) -> [Int] {
         spec.terms.indices.filter { !implied.contains($0) }
     }
 
@@ -271,7 +290,7 @@ final class QueryPlanner {
     private func estimatedMatches(total: Int) -> Double {
         guard total > 0 else { return 0 }
         var share = 1.0
-        var counted = Set<Int>()
+        var counted = TermSet()
         for position in paths.indices where paths[position].count == 1 {
             guard let conditions = Conditions(termsOnField(position)[0], spec.terms), !conditions.used.isSubset(of: counted) else { continue }
             let ranges = conditions.ranges(prefix: [])
@@ -292,7 +311,7 @@ final class QueryPlanner {
         guard Conditions(fields[0], spec.terms) != nil else { return nil }
         var prefixes: [[IndexValue]] = [[]]
         var ranges: [KeyRange]?
-        var implied = Set<Int>()
+        var implied = TermSet()
         for field in fields.indices {
             guard let conditions = Conditions(fields[field], spec.terms) else { break }
             guard let equals = conditions.equals, field < fields.count - 1 else {
@@ -358,7 +377,7 @@ final class QueryPlanner {
         var toBeat = toBeat
         let fewestReads = min(matches, spec.pageEnd.map { Double($0) + 1 } ?? matches)
         for position in paths.indices {
-            guard let field = paths[position].firstIndex(of: first.path) else { continue }
+            guard let field = orderField(position) else { continue }
             let onField = termsOnField(position)
             let conditions = (0...field).map { Conditions(onField[$0], spec.terms) }
             guard let impliedAtMost = walkImplied(conditions) else { continue }
@@ -396,9 +415,9 @@ final class QueryPlanner {
     /// at most, given `conditions` on that field and the ones before it (in
     /// index order); nil when those before cannot all be fixed, each by an
     /// equality or, the one just before, by a range. Counts nothing.
-    private func walkImplied(_ conditions: [Conditions?]) -> Set<Int>? {
+    private func walkImplied(_ conditions: [Conditions?]) -> TermSet? {
         let field = conditions.count - 1
-        var implied = Set<Int>()
+        var implied = TermSet()
         for (before, conditions) in conditions.enumerated() {
             guard let conditions else {
                 if before == field { break }
@@ -422,7 +441,7 @@ final class QueryPlanner {
     private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> WalkRuns? {
         let field = conditions.count - 1
         var prefixes: [[IndexValue]] = [[]]
-        var implied = Set<Int>()
+        var implied = TermSet()
         // The entries of the ranges whose distinct values made the runs.
         var searched: Int?
         // The ranks of the runs those distinct values made.
@@ -471,7 +490,7 @@ final class QueryPlanner {
     private struct WalkRuns {
         var runs: [KeyRange]
         var entries: Int
-        var implied: Set<Int>
+        var implied: TermSet
         var ranks: [Range<Int>]?
     }
 
@@ -497,7 +516,7 @@ final class QueryPlanner {
     }
 
     /// The identifiers an `==` or `in` on the identifier names, with the term that names them.
-    private func identifiers() -> ([IndexValue], Set<Int>)? {
+    private func identifiers() -> ([IndexValue], TermSet)? {
         let onIdentifier = spec.terms.indices.filter { spec.terms[$0].isIdentifier }
         guard let conditions = Conditions(onIdentifier, spec.terms), let ids = conditions.equals else { return nil }
         return (ids, conditions.equalsFrom.map { [$0] } ?? [])
@@ -514,7 +533,7 @@ struct Conditions {
     /// The condition (a position among the conjuncts) that set ``equals``.
     var equalsFrom: Int?
     /// The conditions folded into the bounds.
-    var boundsFrom: [Int] = []
+    var boundsFrom = TermSet()
     /// Whether each folded condition means exactly what the index order
     /// says (no NaN, whose `==` differs from the index's).
     private var exact = true
@@ -571,15 +590,19 @@ struct Conditions {
     }
 
     /// Every condition on the field that the ranges of ``ranges(prefix:)`` decide.
-    var used: Set<Int> { Set(boundsFrom + (equalsFrom.map { [$0] } ?? [])) }
+    var used: TermSet {
+        var used = boundsFrom
+        if let equalsFrom { used.insert(equalsFrom) }
+        return used
+    }
 
     /// The conditions an index range built from these conditions makes
     /// redundant: the equality that picked the values (bounds are not
     /// applied beside one), or else every bound.
-    var implied: Set<Int> {
+    var implied: TermSet {
         guard exact else { return [] }
         if let equalsFrom { return [equalsFrom] }
-        return Set(boundsFrom)
+        return boundsFrom
     }
 
     /// The ranges of an index whose earlier fields equal `prefix` and whose
@@ -590,13 +613,13 @@ struct Conditions {
     }
 
     private mutating func tighten(lower bound: KeyRange.Bound, from position: Int) {
-        boundsFrom.append(position)
+        boundsFrom.insert(position)
         guard let current = lower else { lower = bound; return }
         if current.value < bound.value || (current.value == bound.value && !bound.inclusive) { lower = bound }
     }
 
     private mutating func tighten(upper bound: KeyRange.Bound, from position: Int) {
-        boundsFrom.append(position)
+        boundsFrom.insert(position)
         guard let current = upper else { upper = bound; return }
         if bound.value < current.value || (current.value == bound.value && !bound.inclusive) { upper = bound }
     }
