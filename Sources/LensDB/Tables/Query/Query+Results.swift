@@ -293,37 +293,64 @@ struct QueryExecution {
     /// condition to check, the offset is skipped by rank, without reading
     /// the entries it skips.
     private func walkInOrder(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) {
-        var group: [Unmanaged<RowObject>] = []
-        var groupValue: IndexValue?
-        var full = false
-        func flush() {
-            if walk.descending { group.reverse() }
-            for row in group where !full { full = row._withUnsafeGuaranteedRef { !page.add(inOrder: $0) } }
-            group.removeAll(keepingCapacity: true)
-        }
-        func visit(_ key: IndexedKey, _ row: RowObject) -> Bool {
-            let value = key[walk.field]
-            if value != groupValue {
-                flush()
-                if full { return false }
-                groupValue = value
-            }
-            // The group holds rows unretained: the version's row tree holds them.
-            if matches(row) { group.append(.passUnretained(row)) }
-            return true
-        }
+        var groups = OrderedGroups(field: walk.field, descending: walk.descending, predicate: predicate)
         var run = walk.runs[0]
         if predicate == nil, spec.offset > 0 {
-            let rest = skipOffset(walk, index, skip: { page.skip($0) }, add: { page.add(inOrder: $0) }, below: visit)
+            let rest = skipOffset(walk, index, skip: { page.skip($0) }, add: { page.add(inOrder: $0) },
+                                  below: { groups.visit($0, $1, into: &page) })
             guard let rest else {
-                if !full { flush() }
+                groups.finish(into: &page)
                 return
             }
             run = rest
         }
         // Without a condition to check, only the page's rows are read.
-        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil, visit)
-        if !full { flush() }
+        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { groups.visit($0, $1, into: &page) }
+        groups.finish(into: &page)
+    }
+
+    /// The entries of an in-order walk gathered a group of equal values of
+    /// the walked field at a time, each group added to the page in the
+    /// walk's direction. A struct the walk's closures reach through
+    /// `inout`, not local variables they capture: captured, those would be
+    /// boxed, and each access checked for exclusivity at run time.
+    private struct OrderedGroups {
+        let field: Int
+        let descending: Bool
+        let predicate: (@Sendable (RowObject) -> Bool)?
+        /// The group's rows, unretained: the version's row tree holds them.
+        var group: [Unmanaged<RowObject>] = []
+        var value: IndexValue?
+        var full = false
+
+        init(field: Int, descending: Bool, predicate: (@Sendable (RowObject) -> Bool)?) {
+            self.field = field
+            self.descending = descending
+            self.predicate = predicate
+        }
+
+        /// Takes the next entry; false once the page is full.
+        mutating func visit(_ key: IndexedKey, _ row: RowObject, into page: inout Page) -> Bool {
+            let value = key[field]
+            if value != self.value {
+                flush(into: &page)
+                if full { return false }
+                self.value = value
+            }
+            if predicate?(row) ?? true { group.append(.passUnretained(row)) }
+            return true
+        }
+
+        /// Adds the group gathered so far, unless the page is full.
+        mutating func finish(into page: inout Page) {
+            if !full { flush(into: &page) }
+        }
+
+        private mutating func flush(into page: inout Page) {
+            if descending { group.reverse() }
+            for row in group where !full { full = row._withUnsafeGuaranteedRef { !page.add(inOrder: $0) } }
+            group.removeAll(keepingCapacity: true)
+        }
     }
 
     /// How many entries ``skipOffset(_:_:skip:add:below:)`` steps over each
