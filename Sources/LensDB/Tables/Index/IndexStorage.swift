@@ -552,22 +552,30 @@ struct IndexStorage: Sendable {
             guard let value = up.withKey({ $0.key[field] }) else { return false }
             var down = up.turned()
             // The rows of the group's entries from `rank` up, then those
-            // below it, nearest first: each cursor stops at the group's end
-            // or the bounds'.
-            func rows(_ cursor: inout PersistentBTree<Entry, EntryMark>.Cursor, count: Int) -> [Unmanaged<RowObject>]? {
-                var rows: [Unmanaged<RowObject>] = []
-                while rows.count < count, let row = cursor.withKey({ $0.key[field] == value ? $0.row : nil }), let row {
-                    guard rows.count < limit else { return nil }
-                    rows.append(row)
+            // below it, nearest first, into one array: each cursor stops at
+            // the group's end or the bounds'. False past `limit` either way.
+            var group: [Unmanaged<RowObject>] = []
+            let upward = bounds.upperBound - rank, downward = rank - bounds.lowerBound
+            group.reserveCapacity(Swift.min(upward, limit) + Swift.min(downward, limit))
+            func gather(_ cursor: inout PersistentBTree<Entry, EntryMark>.Cursor, count: Int, into group: inout [Unmanaged<RowObject>]) -> Bool {
+                let start = group.count
+                while group.count - start < count, let row = cursor.withKey({ $0.key[field] == value ? $0.row : nil }), let row {
+                    guard group.count - start < limit else { return false }
+                    group.append(row)
                     cursor.advance()
                 }
-                return rows
+                return true
             }
-            guard let above = rows(&up, count: bounds.upperBound - rank) else { return false }
+            guard gather(&up, count: upward, into: &group) else { return false }
+            let above = group.count
             down.advance()
-            guard let under = rows(&down, count: rank - bounds.lowerBound) else { return false }
-            let lower = rank - under.count
-            guard found(lower..<rank + above.count, under.reversed() + above) else { return true }
+            guard gather(&down, count: downward, into: &group) else { return false }
+            let lower = rank - (group.count - above)
+            // Above, then below nearest first: reversed whole, then the
+            // part from above reversed back, that is index order.
+            group.reverse()
+            group[(group.count - above)...].reverse()
+            guard found(lower..<rank + above, group) else { return true }
             // `down` stands at the entry just below the group, if any.
             for _ in bounds.lowerBound..<lower {
                 guard let (entry, _) = down.entry, entry.row._withUnsafeGuaranteedRef({ below(entry.key, $0) }) else { break }

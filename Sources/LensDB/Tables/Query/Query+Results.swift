@@ -327,6 +327,9 @@ struct QueryExecution {
             self.field = field
             self.descending = descending
             self.predicate = predicate
+            // Room for most groups at once, where growing from empty would
+            // reallocate several times on the first.
+            group.reserveCapacity(16)
         }
 
         /// Takes the next entry; false once the page is full.
