@@ -9,15 +9,17 @@ import Foundation
 /// Identifier types without an order-preserving encoding fall back to the
 /// value format (``KeyEncoding/valueFormat``); their order is kept in memory.
 public enum OrderedKey {
-    /// The encoding `ID` uses, and its bytes.
+    /// The encoding `ID` uses (``encoding(of:)``), and its bytes. Chosen
+    /// by `ID`'s static type, so an `Optional` identifier is always in the
+    /// value format, whatever it holds.
     public static func encode<ID: Encodable>(_ id: ID) throws -> (KeyEncoding, [UInt8]) {
-        switch id {
-        case let value as Int: return (.int64, int64(Int64(value)))
-        case let value as Int64: return (.int64, int64(value))
-        case let value as UInt64: return (.uint64, uint64(value))
-        case let value as String: return (.string, string(value))
-        case let value as UUID: return (.uuid, uuid(value))
-        default: return (.valueFormat, try ValueEncoder().encode(id))
+        switch encoding(of: ID.self) {
+        case .int64: (.int64, int64((id as? Int64) ?? Int64(id as! Int)))
+        case .uint64: (.uint64, uint64(id as! UInt64))
+        case .string: (.string, string(id as! String))
+        case .uuid: (.uuid, uuid(id as! UUID))
+        // encoding(of:) never gives .raw, the bytes of a program's own.
+        case .valueFormat, .raw: (.valueFormat, try ValueEncoder().encode(id))
         }
     }
 

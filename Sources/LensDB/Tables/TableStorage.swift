@@ -125,16 +125,19 @@ struct TableSchema: Sendable {
 /// An identifier as tables order and store it: its ``IndexValue`` for the
 /// types with an order-preserving key encoding, and its value-format bytes
 /// for the rest (whose identifier order is then the order of those bytes).
+///
+/// Chosen by `ID`'s static type, as ``OrderedKey/encoding(of:)`` chooses
+/// the table's key encoding: a dynamic cast would see through an
+/// `Optional` holding an `Int64` and give an integer, which a table whose
+/// keys are in the value format cannot store.
 @inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
-    switch id {
-    case let value as Int64: .int(value)
-    case let value as Int: .int(Int64(value))
-    case let value as UInt64: value.indexValue
-    case let value as String: .string(value)
-    case let value as UUID: .uuid(value)
-    default: .bytes(try ValueEncoder().encode(id))
-    }
+    if ID.self == Int64.self { return .int(id as! Int64) }
+    if ID.self == Int.self { return .int(Int64(id as! Int)) }
+    if ID.self == UInt64.self { return (id as! UInt64).indexValue }
+    if ID.self == String.self { return .string(id as! String) }
+    if ID.self == UUID.self { return .uuid(id as! UUID) }
+    return .bytes(try ValueEncoder().encode(id))
 }
 
 /// An entry that does not decode as the table's type, kept with its bytes
