@@ -57,14 +57,17 @@ public struct Filter<T: Entity>: Sendable {
 
 /// A filter's condition without its entity type: leaves the planner can
 /// read (comparisons, memberships) or cannot (predicates), combined.
+///
+/// Only the nodes that hold nodes are boxed: a leaf is stored in its
+/// parent, not in an allocation of its own.
 @usableFromInline
-indirect enum FilterNode: Sendable {
+enum FilterNode: Sendable {
     case comparison(Comparison)
     case membership(Membership)
     case closure(Predicate)
-    case and(FilterNode, FilterNode)
-    case or(FilterNode, FilterNode)
-    case not(FilterNode)
+    indirect case and(FilterNode, FilterNode)
+    indirect case or(FilterNode, FilterNode)
+    indirect case not(FilterNode)
 }
 
 /// A condition the planner cannot see into (`.where`, `~=`), with its text
@@ -91,33 +94,140 @@ enum ComparisonOperator: String, Sendable {
 
 /// `field <op> value`, with the value as indexes order it when it has one.
 ///
-/// Built by `@inlinable` operators, so its closures are compiled in the
-/// program's module for its entity and field types: `evaluateRow` reads the
-/// field in the row's box, with no copy of the entity and no key path applied.
+/// Built by `@inlinable` operators, so its check is compiled in the
+/// program's module for its entity and field types: it reads the field in
+/// the row's box, with no copy of the entity and no key path applied.
 @usableFromInline
 struct Comparison: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let op: ComparisonOperator
     /// The value in index order; nil for types indexes cannot take.
     @usableFromInline let value: IndexValue?
-    /// Its text for plans, made only when one is printed.
-    @usableFromInline let describe: @Sendable () -> String
-    @usableFromInline let evaluateRow: @Sendable (RowObject) -> Bool
-    /// For `==` on an indexable field: the field's value as indexes order
-    /// it, so live queries can be found by the value a commit changed.
-    @usableFromInline var fieldValue: (@Sendable (RowObject) -> IndexValue)? = nil
+    /// The check itself, with the field and the value it was built from.
+    @usableFromInline let check: any FieldComparison
 
     @inlinable
-    init(
-        keyPath: AnyKeyPath & Sendable, op: ComparisonOperator, value: IndexValue?, text: @escaping @Sendable () -> String,
-        evaluateRow: @escaping @Sendable (RowObject) -> Bool
-    ) {
+    init(keyPath: AnyKeyPath & Sendable, op: ComparisonOperator, value: IndexValue?, check: any FieldComparison) {
         self.keyPath = keyPath
         self.op = op
         self.value = value
-        describe = text
-        self.evaluateRow = evaluateRow
+        self.check = check
     }
+
+    /// Its text for plans, made only when one is printed.
+    func describe() -> String { check.text }
+
+    /// Whether a row's entity holds.
+    var evaluateRow: @Sendable (RowObject) -> Bool {
+        let check = check
+        return { check.holds(for: $0) }
+    }
+
+    /// For `==` on an indexable field: the field's value as indexes order
+    /// it, so live queries can be found by the value a commit changed.
+    var fieldValue: (@Sendable (RowObject) -> IndexValue)? {
+        guard op == .equal, value != nil else { return nil }
+        let check = check
+        return { check.indexValue(of: $0) }
+    }
+}
+
+/// A comparison of one field of a table's entities with a value: one
+/// object, compiled in the program's module for the entity's and the
+/// field's types, where closures for its check, its text and its field
+/// would each be an allocation of their own, made for every query.
+@usableFromInline
+protocol FieldComparison: AnyObject, Sendable {
+    /// Whether the entity in `row` holds.
+    func holds(for row: RowObject) -> Bool
+    /// The field of the entity in `row` as indexes order it; only asked of
+    /// an `==` whose value indexes can take, so the field's type can too.
+    func indexValue(of row: RowObject) -> IndexValue
+    /// The comparison as the program wrote it.
+    var text: String { get }
+}
+
+/// Reads one field of the entity in a row's box, as ``fieldReader(_:)``
+/// does, without a closure: at its offset when it is stored, else through
+/// the key path.
+@usableFromInline
+struct FieldRead<T: Entity, V>: Sendable {
+    @usableFromInline let path: KeyPath<T, V> & Sendable
+    @usableFromInline let offset: Int?
+
+    @inlinable
+    init(_ path: KeyPath<T, V> & Sendable) {
+        self.path = path
+        offset = MemoryLayout<T>.offset(of: path)
+    }
+
+    @inlinable
+    func callAsFunction(_ row: RowObject) -> V {
+        let box = unsafeDowncast(row, to: RowBox<T>.self)
+        if let offset { return box.field(atOffset: offset, as: V.self) }
+        return box.value[keyPath: path]
+    }
+}
+
+/// `==` and `!=`, by the field's own `==`.
+@usableFromInline
+final class EqualityComparison<T: Entity, V: Equatable & Sendable>: FieldComparison {
+    @usableFromInline let read: FieldRead<T, V>
+    @usableFromInline let equal: Bool
+    @usableFromInline let value: V
+
+    @inlinable
+    init(_ field: KeyPath<T, V> & Sendable, equal: Bool, _ value: V) {
+        read = FieldRead(field)
+        self.equal = equal
+        self.value = value
+    }
+
+    @inlinable
+    func holds(for row: RowObject) -> Bool { (read(row) == value) == equal }
+
+    @inlinable
+    func indexValue(of row: RowObject) -> IndexValue { (read(row) as! any IndexableValue).indexValue }
+
+    @usableFromInline
+    var text: String { "\(read.path) \(equal ? "==" : "!=") \(value)" }
+}
+
+/// `<`, `<=`, `>` and `>=`, as indexes order values (``orderedLess(_:_:)``);
+/// on an optional field, `nil` fails every one.
+@usableFromInline
+final class OrderComparison<T: Entity, V: Comparable & Sendable, Field: Sendable>: FieldComparison {
+    @usableFromInline let read: FieldRead<T, Field>
+    @usableFromInline let op: ComparisonOperator
+    @usableFromInline let value: V
+    /// The field's value, or nil for a nil optional.
+    @usableFromInline let unwrap: @Sendable (Field) -> V?
+
+    @inlinable
+    init(_ field: KeyPath<T, Field> & Sendable, _ op: ComparisonOperator, _ value: V, unwrap: @escaping @Sendable (Field) -> V?) {
+        read = FieldRead(field)
+        self.op = op
+        self.value = value
+        self.unwrap = unwrap
+    }
+
+    @inlinable
+    func holds(for row: RowObject) -> Bool {
+        guard let field = unwrap(read(row)) else { return false }
+        switch op {
+        case .less: return orderedLess(field, value)
+        case .lessOrEqual: return !orderedLess(value, field)
+        case .greater: return orderedLess(value, field)
+        case .greaterOrEqual: return !orderedLess(field, value)
+        case .equal, .notEqual: preconditionFailure("an order comparison is never \(op.rawValue)")
+        }
+    }
+
+    @inlinable
+    func indexValue(of row: RowObject) -> IndexValue { preconditionFailure("only an == is filed by its field's value") }
+
+    @usableFromInline
+    var text: String { "\(read.path) \(op.rawValue) \(value)" }
 }
 
 /// `field in values`.
@@ -192,21 +302,6 @@ extension FilterNode {
 // its entity and field types, so the conditions it makes read their field
 // directly instead of through generic code.
 
-@inlinable
-func comparison<T: Entity, V: Sendable>(
-    _ field: KeyPath<T, V> & Sendable, _ op: ComparisonOperator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
-) -> Filter<T> {
-    let read = fieldReader(field)
-    var comparison = Comparison(
-        keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
-        evaluateRow: { evaluate(read($0)) })
-    if op == .equal, comparison.value != nil {
-        // The value is indexable, so the field's type is.
-        comparison.fieldValue = { (read($0) as! any IndexableValue).indexValue }
-    }
-    return Filter(node: .comparison(comparison))
-}
-
 /// The value as an index can use it for `op`: any indexable value for
 /// equality, only values whose `<` is the index's order for the rest.
 @inlinable
@@ -235,64 +330,73 @@ func orderedLess<V: Comparable>(_ a: V, _ b: V) -> Bool {
 
 @inlinable
 public func == <T: Entity, V: Equatable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .equal, value) { $0 == value }
+    Filter(node: .comparison(Comparison(
+        keyPath: field, op: .equal, value: indexValue(of: value, for: .equal), check: EqualityComparison(field, equal: true, value))))
 }
 
 @inlinable
 public func != <T: Entity, V: Equatable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .notEqual, value) { $0 != value }
+    Filter(node: .comparison(Comparison(
+        keyPath: field, op: .notEqual, value: indexValue(of: value, for: .notEqual), check: EqualityComparison(field, equal: false, value))))
+}
+
+/// `field <op> value` on a field that is never nil.
+@inlinable
+func orderComparison<T: Entity, V: Comparable & Sendable>(
+    _ field: KeyPath<T, V> & Sendable, _ op: ComparisonOperator, _ value: V
+) -> Filter<T> {
+    Filter(node: .comparison(Comparison(
+        keyPath: field, op: op, value: indexValue(of: value, for: op), check: OrderComparison(field, op, value) { $0 })))
 }
 
 @inlinable
 public func < <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .less, value) { orderedLess($0, value) }
+    orderComparison(field, .less, value)
 }
 
 @inlinable
 public func <= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .lessOrEqual, value) { !orderedLess(value, $0) }
+    orderComparison(field, .lessOrEqual, value)
 }
 
 @inlinable
 public func > <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .greater, value) { orderedLess(value, $0) }
+    orderComparison(field, .greater, value)
 }
 
 @inlinable
 public func >= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V> & Sendable, value: V) -> Filter<T> {
-    comparison(field, .greaterOrEqual, value) { !orderedLess($0, value) }
+    orderComparison(field, .greaterOrEqual, value)
 }
 
 // Optional fields: nil fails every ordering comparison.
 
 @inlinable
 func optionalComparison<T: Entity, V: Comparable & Sendable>(
-    _ field: KeyPath<T, V?> & Sendable, _ op: ComparisonOperator, _ value: V, _ evaluate: @escaping @Sendable (V) -> Bool
+    _ field: KeyPath<T, V?> & Sendable, _ op: ComparisonOperator, _ value: V
 ) -> Filter<T> {
-    let read = fieldReader(field)
-    return Filter(node: .comparison(Comparison(
-        keyPath: field, op: op, value: indexValue(of: value, for: op), text: { "\(field) \(op.rawValue) \(value)" },
-        evaluateRow: { read($0).map(evaluate) ?? false })))
+    Filter(node: .comparison(Comparison(
+        keyPath: field, op: op, value: indexValue(of: value, for: op), check: OrderComparison(field, op, value) { $0 })))
 }
 
 @inlinable
 public func < <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V?> & Sendable, value: V) -> Filter<T> {
-    optionalComparison(field, .less, value) { orderedLess($0, value) }
+    optionalComparison(field, .less, value)
 }
 
 @inlinable
 public func <= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V?> & Sendable, value: V) -> Filter<T> {
-    optionalComparison(field, .lessOrEqual, value) { !orderedLess(value, $0) }
+    optionalComparison(field, .lessOrEqual, value)
 }
 
 @inlinable
 public func > <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V?> & Sendable, value: V) -> Filter<T> {
-    optionalComparison(field, .greater, value) { orderedLess(value, $0) }
+    optionalComparison(field, .greater, value)
 }
 
 @inlinable
 public func >= <T: Entity, V: Comparable & Sendable>(field: KeyPath<T, V?> & Sendable, value: V) -> Filter<T> {
-    optionalComparison(field, .greaterOrEqual, value) { !orderedLess($0, value) }
+    optionalComparison(field, .greaterOrEqual, value)
 }
 
 @inlinable
