@@ -440,7 +440,11 @@ final class QueryPlanner {
     /// and gives up past ``maxRanges`` values.
     private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> WalkRuns? {
         let field = conditions.count - 1
-        var prefixes: [[IndexValue]] = [[]]
+        // Each prefix grows by a value a field, most often in place: one
+        // equality per field leaves one prefix, with room for every field.
+        var first: [IndexValue] = []
+        first.reserveCapacity(field + 1)
+        var prefixes = [first]
         var implied = TermSet()
         // The entries of the ranges whose distinct values made the runs.
         var searched: Int?
@@ -448,7 +452,9 @@ final class QueryPlanner {
         var runRanks: [Range<Int>]?
         for before in 0..<field {
             guard let conditions = conditions[before] else { return nil }
-            if let equals = conditions.equals {
+            if let equals = conditions.equals, equals.count == 1 {
+                for place in prefixes.indices { prefixes[place].append(equals[0]) }
+            } else if let equals = conditions.equals {
                 prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
             } else {
                 guard before == field - 1, let pageEnd = spec.pageEnd else { return nil }
@@ -461,8 +467,12 @@ final class QueryPlanner {
                     let room = Self.maxRanges - found.count
                     guard let values = contents.indexes[position].distinctRuns(
                         within: ends(position, range), prefix: range.prefix, field: before, limit: room) else { return nil }
-                    found += values.map { range.prefix + [$0.value] }
-                    foundRanks += values.map(\.ranks)
+                    for (value, ranks) in values {
+                        var prefix = range.prefix
+                        prefix.append(value)
+                        found.append(prefix)
+                        foundRanks.append(ranks)
+                    }
                 }
                 prefixes = found
                 runRanks = foundRanks
