@@ -94,9 +94,49 @@ extension Query {
     }
 
     /// Whether `path` is `\T.id`, as the program wrote it: a literal
-    /// `\Person.id` is not equal to the generic `\T.id`, so it is recognized
-    /// by its type and its name (described only when the type fits).
+    /// `\Person.id` is not equal to the generic `\T.id` (which reads
+    /// through `Identifiable`), so it is recognized by its type and its
+    /// name, described once per key path object (``IdentifierPaths``).
     private static func isIdentifier(_ path: AnyKeyPath) -> Bool {
-        path is KeyPath<T, T.ID> && "\(path)" == "\\\(T.self).id"
+        guard path is KeyPath<T, T.ID> else { return false }
+        return IdentifierPaths.shared.isIdentifier(path) { "\(path)" == "\\\(T.self).id" }
     }
+}
+
+/// Which key paths of an identifier's type name the identifier, by key
+/// path object. Describing a path to read its name costs about 1.4 µs,
+/// more than most queries, and a filter on a field of the identifier's
+/// type (an `Int64` owner beside an `Int64` id) asked it for every query.
+/// A literal is one object wherever it is evaluated, so each is described
+/// once. The paths are held, so no other path takes one's address while
+/// its answer is kept.
+///
+/// Thread-safety: any thread; the answers are behind a lock, never held
+/// while a path is described.
+final class IdentifierPaths: Sendable {
+    static let shared = IdentifierPaths()
+
+    private let known = Locked<[ObjectIdentifier: (path: AnyKeyPath, isIdentifier: Bool)]>([:])
+    /// The most answers kept; past it, a new path empties the cache first.
+    /// A program writes a few dozen such paths, each at a call site.
+    private let capacity: Int
+
+    init(capacity: Int = 1024) {
+        self.capacity = capacity
+    }
+
+    /// The answer kept for `path`, else `describe()`'s, then kept.
+    func isIdentifier(_ path: AnyKeyPath, describing describe: () -> Bool) -> Bool {
+        let key = ObjectIdentifier(path)
+        if let known = known.withLock({ $0[key] }) { return known.isIdentifier }
+        let answer = describe()
+        known.withLock { known in
+            if known.count >= capacity { known.removeAll() }
+            known[key] = (path, answer)
+        }
+        return answer
+    }
+
+    /// How many answers are kept: for tests.
+    var count: Int { known.withLock { $0.count } }
 }
