@@ -472,23 +472,18 @@ struct SortEntry {
 struct TotalOrder {
     let ranks: [IndexValue: Int]?
     let descending: [Bool]
-    /// Each sort key's value as indexes order it, when every key has one:
-    /// candidates then carry their place as plain values.
-    let values: [@Sendable (RowObject) -> IndexValue]?
-    /// Each sort key's comparison of two rows, in its direction.
-    let compares: [@Sendable (RowObject, RowObject) -> Int]
+    /// The sort keys' fields, which read and compare rows.
+    let fields: [any FieldOrder]
+    /// Whether every sort key has a value as indexes order it: candidates
+    /// then carry their place as plain values.
+    let comparesValues: Bool
 
-    /// The query's order, as closures over rows: building a candidate then
-    /// needs no metadata of the entity type.
+    /// The query's order, over rows: building a candidate then needs no
+    /// metadata of the entity type.
     init<T: Entity>(_ query: Query<T>) throws {
         descending = query.order.map(\.descending)
-        let values = query.order.compactMap(\.rowValue)
-        self.values = values.count == query.order.count ? values : nil
-        compares = query.order.map { (key: SortKey) -> @Sendable (RowObject, RowObject) -> Int in
-            let compare = key.rowCompare
-            if key.descending { return { a, b in -compare(a, b) } }
-            return compare
-        }
+        fields = query.order.map(\.field)
+        comparesValues = fields.allSatisfy(\.hasValues)
         ranks = try query.identifierOrder.map { ids in
             var ranks: [IndexValue: Int] = [:]
             for (rank, id) in ids.enumerated() {
@@ -499,12 +494,10 @@ struct TotalOrder {
         }
     }
 
-    var comparesValues: Bool { values != nil }
-
     func candidate(id: IndexValue, row: RowObject) -> Candidate {
-        guard let values else { return Candidate(id: id, row: row, sortKey: nil) }
-        let first = values.first.map { $0(row) } ?? .null
-        let rest = values.count > 1 ? values.dropFirst().map { $0(row) } : []
+        guard comparesValues else { return Candidate(id: id, row: row, sortKey: nil) }
+        let first = fields.first.map { $0.value(of: row) } ?? .null
+        let rest = fields.count > 1 ? fields.dropFirst().map { $0.value(of: row) } : []
         return Candidate(id: id, row: row, sortKey: SortEntry(rank: ranks?[id] ?? .max, first: first, rest: rest, id: id))
     }
 
@@ -514,9 +507,9 @@ struct TotalOrder {
             let x = ranks[a.id] ?? .max, y = ranks[b.id] ?? .max
             if x != y { return x < y ? -1 : 1 }
         }
-        for compare in compares {
-            let result = compare(a.row, b.row)
-            if result != 0 { return result }
+        for key in fields.indices {
+            let result = fields[key].compare(a.row, b.row)
+            if result != 0 { return descending[key] ? -result : result }
         }
         return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
     }

@@ -123,9 +123,9 @@ public enum SortDirection: Sendable, Equatable {
 
 /// One key of a query's order.
 ///
-/// Built `@inlinable`, so its closures are compiled in the program's module
-/// for its entity and field types; the `row…` ones read the field in the
-/// row's box, so sorting copies no entity.
+/// Built `@inlinable`, so its field order is compiled in the program's
+/// module for its entity and field types; it reads the field in the row's
+/// box, so sorting copies no entity.
 @usableFromInline
 struct SortKey: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
@@ -134,11 +134,8 @@ struct SortKey: Sendable {
     /// Whether the field's `<` is its index's order, so an index on it can
     /// serve this order.
     @usableFromInline let indexOrdered: Bool
-    /// The field's value as indexes order it, when that is the field's own
-    /// order (``indexOrdered``): lets a sort compare values, not key paths.
-    @usableFromInline let rowValue: (@Sendable (RowObject) -> IndexValue)?
-    /// -1, 0 or 1 as `a` comes before, with, or after `b` in ascending order.
-    @usableFromInline let rowCompare: @Sendable (RowObject, RowObject) -> Int
+    /// Reads and compares the field of rows.
+    @usableFromInline let field: any FieldOrder
 
     @inlinable
     init<T: Entity, V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
@@ -146,17 +143,7 @@ struct SortKey: Sendable {
         descending = direction == .descending
         isOptional = false
         indexOrdered = V.self is any IndexOrderedValue.Type
-        let read = fieldReader(field)
-        if V.self is any IndexOrderedValue.Type {
-            // Every IndexOrderedValue type is an IndexableValue.
-            rowValue = { (read($0) as! any IndexableValue).indexValue }
-        } else {
-            rowValue = nil
-        }
-        rowCompare = { a, b in
-            let (x, y) = (read(a), read(b))
-            return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
-        }
+        self.field = FieldSort<T, V, V>(field) { $0 }
     }
 
     @inlinable
@@ -165,23 +152,57 @@ struct SortKey: Sendable {
         descending = direction == .descending
         isOptional = true
         indexOrdered = V.self is any IndexOrderedValue.Type
-        let read = fieldReader(field)
-        if V.self is any IndexOrderedValue.Type {
-            rowValue = { row in
-                guard let field = read(row) else { return .null }
-                // Every IndexOrderedValue type is an IndexableValue.
-                return (field as! any IndexableValue).indexValue
-            }
-        } else {
-            rowValue = nil
-        }
-        rowCompare = { a, b in
-            switch (read(a), read(b)) {
-            case (nil, nil): return 0
-            case (nil, _): return -1
-            case (_, nil): return 1
-            case let (x?, y?): return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
-            }
+        self.field = FieldSort<T, V, V?>(field) { $0 }
+    }
+}
+
+/// The order of one field of a table's entities, as a sort reads it: one
+/// object compiled in the program's module for the entity's and the
+/// field's types, where closures would each be an allocation of their own,
+/// made for every query.
+@usableFromInline
+protocol FieldOrder: AnyObject, Sendable {
+    /// Whether ``value(of:)`` gives the field's order: its `<` is the
+    /// index order (``IndexOrderedValue``).
+    var hasValues: Bool { get }
+    /// The field of the entity in `row` as indexes order it (`.null` for a
+    /// nil optional); asked only when ``hasValues``.
+    func value(of row: RowObject) -> IndexValue
+    /// -1, 0 or 1 as `a` comes before, with, or after `b` in ascending
+    /// order; a nil optional comes first.
+    func compare(_ a: RowObject, _ b: RowObject) -> Int
+}
+
+/// ``FieldOrder`` for a field of type `Field`: `V` itself, or `V?`.
+@usableFromInline
+final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: FieldOrder {
+    @usableFromInline let read: FieldRead<T, Field>
+    /// The field's value, or nil for a nil optional.
+    @usableFromInline let unwrap: @Sendable (Field) -> V?
+
+    @inlinable
+    init(_ field: KeyPath<T, Field> & Sendable, unwrap: @escaping @Sendable (Field) -> V?) {
+        read = FieldRead(field)
+        self.unwrap = unwrap
+    }
+
+    @inlinable
+    var hasValues: Bool { V.self is any IndexOrderedValue.Type }
+
+    @inlinable
+    func value(of row: RowObject) -> IndexValue {
+        guard let field = unwrap(read(row)) else { return .null }
+        // Every IndexOrderedValue type is an IndexableValue.
+        return (field as! any IndexableValue).indexValue
+    }
+
+    @inlinable
+    func compare(_ a: RowObject, _ b: RowObject) -> Int {
+        switch (unwrap(read(a)), unwrap(read(b))) {
+        case (nil, nil): return 0
+        case (nil, _): return -1
+        case (_, nil): return 1
+        case let (x?, y?): return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
         }
     }
 }
