@@ -23,7 +23,10 @@ public enum OrderedKey {
         }
     }
 
-    /// The key encoding identifiers of type `ID` get.
+    /// The key encoding identifiers of type `ID` get, from the static type
+    /// alone. Inlinable, so that a caller specialized for `ID` knows it
+    /// when compiled.
+    @inlinable
     public static func encoding<ID>(of type: ID.Type) -> KeyEncoding {
         switch type {
         case is Int.Type, is Int64.Type: .int64

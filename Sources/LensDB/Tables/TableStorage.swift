@@ -126,18 +126,20 @@ struct TableSchema: Sendable {
 /// types with an order-preserving key encoding, and its value-format bytes
 /// for the rest (whose identifier order is then the order of those bytes).
 ///
-/// Chosen by `ID`'s static type, as ``OrderedKey/encoding(of:)`` chooses
-/// the table's key encoding: a dynamic cast would see through an
+/// Chosen by ``OrderedKey/encoding(of:)``, from `ID`'s static type, as the
+/// table's key encoding is: a dynamic cast would see through an
 /// `Optional` holding an `Int64` and give an integer, which a table whose
 /// keys are in the value format cannot store.
 @inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
-    if ID.self == Int64.self { return .int(id as! Int64) }
-    if ID.self == Int.self { return .int(Int64(id as! Int)) }
-    if ID.self == UInt64.self { return (id as! UInt64).indexValue }
-    if ID.self == String.self { return .string(id as! String) }
-    if ID.self == UUID.self { return .uuid(id as! UUID) }
-    return .bytes(try ValueEncoder().encode(id))
+    switch OrderedKey.encoding(of: ID.self) {
+    case .int64: .int((id as? Int64) ?? Int64(id as! Int))
+    case .uint64: (id as! UInt64).indexValue
+    case .string: .string(id as! String)
+    case .uuid: .uuid(id as! UUID)
+    // encoding(of:) never gives .raw, the bytes of a program's own.
+    case .valueFormat, .raw: .bytes(try ValueEncoder().encode(id))
+    }
 }
 
 /// An entry that does not decode as the table's type, kept with its bytes
