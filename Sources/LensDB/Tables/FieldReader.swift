@@ -1,5 +1,5 @@
-/// A closure that reads one field of the entity in a row's box, for the
-/// filters, sort keys and index keys that key paths name.
+/// Reads one field of the entity in a row's box, for the filters, sort
+/// keys and index keys that key paths name.
 ///
 /// A stored property (or a chain of them) is read at its offset in the
 /// entity, found once from the key path: no key path is applied per row
@@ -7,14 +7,34 @@
 /// cost more than the rest of a query's work per entry). Any other key
 /// path, computed or through a class, is applied as it is.
 ///
-/// `@inlinable`, so the closure is compiled in the program's module for
-/// its entity and field types.
+/// `@inlinable`, so it is compiled in the program's module for its entity
+/// and field types. A value, not a closure: a filter's or a sort key's
+/// object holds it inline, with no allocation of its own.
+@usableFromInline
+struct FieldRead<T: Entity, V>: Sendable {
+    @usableFromInline let path: KeyPath<T, V> & Sendable
+    @usableFromInline let offset: Int?
+
+    @inlinable
+    init(_ path: KeyPath<T, V> & Sendable) {
+        self.path = path
+        offset = MemoryLayout<T>.offset(of: path)
+    }
+
+    @inlinable
+    func callAsFunction(_ row: RowObject) -> V {
+        let box = unsafeDowncast(row, to: RowBox<T>.self)
+        if let offset { return box.field(atOffset: offset, as: V.self) }
+        return box.value[keyPath: path]
+    }
+}
+
+/// ``FieldRead`` as a closure, for the index keys and the conditions
+/// that keep their reader in one.
 @inlinable
 func fieldReader<T: Entity, V>(_ field: KeyPath<T, V> & Sendable) -> @Sendable (RowObject) -> V {
-    if let offset = MemoryLayout<T>.offset(of: field) {
-        return { unsafeDowncast($0, to: RowBox<T>.self).field(atOffset: offset, as: V.self) }
-    }
-    return { unsafeDowncast($0, to: RowBox<T>.self).value[keyPath: field] }
+    let read = FieldRead(field)
+    return { read($0) }
 }
 
 extension RowBox {

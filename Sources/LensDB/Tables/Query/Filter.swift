@@ -147,28 +147,6 @@ protocol FieldComparison: AnyObject, Sendable {
     var text: String { get }
 }
 
-/// Reads one field of the entity in a row's box, as ``fieldReader(_:)``
-/// does, without a closure: at its offset when it is stored, else through
-/// the key path.
-@usableFromInline
-struct FieldRead<T: Entity, V>: Sendable {
-    @usableFromInline let path: KeyPath<T, V> & Sendable
-    @usableFromInline let offset: Int?
-
-    @inlinable
-    init(_ path: KeyPath<T, V> & Sendable) {
-        self.path = path
-        offset = MemoryLayout<T>.offset(of: path)
-    }
-
-    @inlinable
-    func callAsFunction(_ row: RowObject) -> V {
-        let box = unsafeDowncast(row, to: RowBox<T>.self)
-        if let offset { return box.field(atOffset: offset, as: V.self) }
-        return box.value[keyPath: path]
-    }
-}
-
 /// `==` and `!=`, by the field's own `==`.
 @usableFromInline
 final class EqualityComparison<T: Entity, V: Equatable & Sendable>: FieldComparison {
