@@ -21,8 +21,8 @@ import Foundation
 ///
 /// A filter is a value: `Sendable`, and evaluated only when a query runs.
 public struct Filter<T: Entity>: Sendable {
-    /// The condition, on rows of `T`: closures the builders compiled in the
-    /// program's module, so the node itself needs no type parameter and
+    /// The condition, on rows of `T`: comparisons and closures the builders
+    /// compiled in the program's module, so the node itself needs no type parameter and
     /// planning and running a query never look up `T`'s metadata.
     @usableFromInline let node: FilterNode
 
@@ -229,8 +229,8 @@ struct Membership: Sendable {
 }
 
 extension FilterNode {
-    /// The filter as one closure over rows, built from the closures the
-    /// program's module compiled.
+    /// The filter as one closure over rows, built from the comparisons and
+    /// closures the program's module compiled.
     func compiledForRows() -> @Sendable (RowObject) -> Bool {
         switch self {
         case let .comparison(comparison): return comparison.evaluateRow
