@@ -71,7 +71,8 @@ extension Store {
         // store's own write block fails here instead of waiting for itself.
         return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
             try checkWritable(side)
-            var transaction = Transaction(base: side.head, store: ObjectIdentifier(self))
+            var transaction = Transaction(
+                base: side.head, store: ObjectIdentifier(self), recordCompression: directory == nil ? nil : options.compression == .lz4)
             let (result, split) = try body(&transaction)
             // An empty transaction still returns only once the state it read
             // is as durable as asked, so `.full` is a barrier either way.
@@ -82,6 +83,8 @@ extension Store {
             // meanwhile only leaves the feed operations nobody reads.
             let observed = commitFeed.isObserved
             let operationCount = transaction.operationCount, operationBytes = split == nil ? transaction.operationBytes : nil
+            // A record a batch had made ahead, continued with what came after it.
+            let madeAhead = split == nil ? Result { try transaction.recordOfEveryOperation() } : .success(nil)
             var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
             var next = transaction.state
             next.lsn = side.head.lsn + UInt64(records.count)
@@ -90,10 +93,15 @@ extension Store {
                 var enqueued = 0
                 do {
                     for index in records.indices {
-                        let payload = observed
-                            ? try TransactionFormat.encode(records[index], operationBytes: operationBytes)
-                            : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
-                        let lsn = try log.enqueue(payload)
+                        let lsn: UInt64
+                        if index == 0, let record = try madeAhead.get() {
+                            lsn = try log.enqueue(record)
+                        } else {
+                            let payload = observed
+                                ? try TransactionFormat.encode(records[index], operationBytes: operationBytes)
+                                : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
+                            lsn = try log.enqueue(payload)
+                        }
                         enqueued += 1
                         let expected = side.head.lsn + UInt64(enqueued)
                         precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")

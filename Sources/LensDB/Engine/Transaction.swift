@@ -1,3 +1,5 @@
+import LensLog
+
 /// The changes of one write block, applied all or nothing.
 ///
 /// Reads inside the block see the transaction's own writes. Nothing is
@@ -13,10 +15,20 @@ public struct Transaction: Sendable {
     /// The store whose write block runs this transaction: a view (a lens)
     /// belonging to another store must not write into it.
     let store: ObjectIdentifier?
+    /// The log's compression, when this transaction's record may be made
+    /// before its commit (``recordAhead()``); nil when it may not: the
+    /// transaction of a store without a log, or of a view.
+    let recordCompression: Bool?
+    /// The record of the first ``RecordAhead/count`` operations, made
+    /// while a batch put kept the other cores busy with its indexes. The
+    /// operations are only ever appended to, so it stays theirs until the
+    /// commit takes them.
+    private(set) var recordMadeAhead: RecordAhead?
 
-    init(base: StoreState, store: ObjectIdentifier? = nil) {
+    init(base: StoreState, store: ObjectIdentifier? = nil, recordCompression: Bool? = nil) {
         state = base
         self.store = store
+        self.recordCompression = recordCompression
     }
 
     /// Inserts or replaces the value under `key` in `table`, whose keys and
@@ -73,8 +85,46 @@ public struct Transaction: Sendable {
     /// caller holds the only reference to each value (its record then frees
     /// them as it is made). Only for a transaction about to be committed.
     mutating func takeOperations() -> [Operation] {
-        defer { (operations, operationBytes) = ([], 0) }
+        defer { (operations, operationBytes, recordMadeAhead) = ([], 0, nil) }
         return operations
+    }
+
+    /// The making of the record of the operations so far, as a job for
+    /// another thread: a batch put runs it beside its index work, and hands
+    /// what it returns to ``keep(_:)``. Nil when it may not be made ahead,
+    /// or would be too large for the log to take (the commit then refuses
+    /// it, as it would have). The job returns nil when an operation does
+    /// not encode: the commit encodes again and throws that error.
+    func recordAhead() -> (@Sendable () -> RecordAhead?)? {
+        guard let compress = recordCompression, operations.count > (recordMadeAhead?.count ?? 0),
+              operationBytes < LogFormat.maxPayloadSize else { return nil }
+        let operations = operations, earlier = recordMadeAhead, operationBytes = operationBytes
+        return {
+            let payload = try? earlier.map { earlier in
+                try TransactionFormat.encode(
+                    operations, continuing: (earlier.count, earlier.record.payload), operationBytes: operationBytes)
+            } ?? TransactionFormat.encode(operations, operationBytes: operationBytes)
+            return payload.map { RecordAhead(count: operations.count, record: PreparedRecord($0, compress: compress)) }
+        }
+    }
+
+    /// Keeps a record made by a job of ``recordAhead()``, when it made one.
+    mutating func keep(_ record: RecordAhead?) {
+        guard let record else { return }
+        precondition(record.count <= operations.count, "a record ahead of \(record.count) operations for \(operations.count)")
+        recordMadeAhead = record
+    }
+
+    /// The record of every operation, when one was made ahead: that one, or
+    /// one continuing it with the operations added since. Nil when none was.
+    /// The bytes are those ``TransactionFormat/encode(_:operationBytes:)``
+    /// makes of ``operations``.
+    func recordOfEveryOperation() throws -> PreparedRecord? {
+        guard let made = recordMadeAhead, let compress = recordCompression else { return nil }
+        if made.count == operations.count { return made.record }
+        let payload = try TransactionFormat.encode(
+            operations, continuing: (made.count, made.record.payload), operationBytes: operationBytes)
+        return PreparedRecord(payload, compress: compress)
     }
 
     /// Whether the transaction changes anything.
@@ -145,4 +195,11 @@ public struct Transaction: Sendable {
         }
         append(operation)
     }
+}
+
+/// A transaction's record made before its commit: the payload of its first
+/// `count` operations, in the form the log stores it.
+struct RecordAhead: Sendable {
+    let count: Int
+    let record: PreparedRecord
 }

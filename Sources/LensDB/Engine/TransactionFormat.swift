@@ -51,6 +51,20 @@ enum TransactionFormat {
         return bytes
     }
 
+    /// ``encode(_:)``, reusing `earlier`: the payload of the first
+    /// `earlier.count` of `operations`, made before the rest were added.
+    /// Its operations' bytes are copied from it, not made again; the bytes
+    /// are those ``encode(_:)`` makes.
+    static func encode(_ operations: [Operation], continuing earlier: (count: Int, payload: [UInt8]), operationBytes: Int? = nil) throws -> [UInt8] {
+        precondition(earlier.count <= operations.count, "an earlier payload of \(earlier.count) operations cannot start \(operations.count)")
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
+        bytes.appendVarint(UInt64(operations.count))
+        bytes.append(contentsOf: earlier.payload[varintSize(UInt64(earlier.count))...])
+        for operation in operations[earlier.count...] { try append(operation, to: &bytes) }
+        return bytes
+    }
+
     /// ``encode(_:)``, emptying `operations` as it goes: each operation is
     /// released once its bytes are in the payload, so a large transaction's
     /// values are not held beside the whole payload they were copied into

@@ -217,22 +217,42 @@ struct TableStorage: Sendable {
     /// A large batch changes each index on a thread of its own: they read
     /// the same rows and share nothing else.
     mutating func apply(_ deferred: [IndexChange], changesPerThread: Int = Self.indexChangesPerThread) {
+        let _: Never? = apply(deferred, alongside: nil, changesPerThread: changesPerThread)
+    }
+
+    /// ``apply(_:changesPerThread:)``, running `job` beside the indexes
+    /// when they change on several threads, first, as it is the longest
+    /// (a transaction's record): its result, or nil when it did not run
+    /// because the batch is too small to be worth threads. `job` itself is
+    /// only asked for then.
+    mutating func apply<Result: Sendable>(
+        _ deferred: [IndexChange], alongside job: @autoclosure () -> (@Sendable () -> Result?)?,
+        changesPerThread: Int = Self.indexChangesPerThread
+    ) -> Result? {
         let positions = indexes.indices.filter { !indexes[$0].definition.isUnique }
         let batch = positions.contains { indexes[$0].rebuilds(for: deferred) } ? IndexBatch(deferred) : nil
-        guard deferred.count >= changesPerThread, positions.count > 1 else {
+        let job = deferred.count >= changesPerThread ? job() : nil
+        guard deferred.count >= changesPerThread, positions.count + (job == nil ? 0 : 1) > 1 else {
             for position in positions { indexes[position].apply(deferred, batch) }
-            return
+            return nil
         }
         // Each thread changes a copy of its index, which shares its nodes
         // with `taken`: a node changed in place is copied once, as a node
         // shared with the committed version is.
         let taken = positions.map { indexes[$0] }
-        let changed = Parallel.map(positions.count) { part in
-            var index = taken[part]
+        let jobs = job == nil ? 0 : 1
+        let changed = Parallel.map(jobs + positions.count) { part -> BatchPart<Result> in
+            if part < jobs { return .job(job?()) }
+            var index = taken[part - jobs]
             index.apply(deferred, batch)
-            return index
+            return .index(index)
         }
-        for (part, position) in positions.enumerated() { indexes[position] = changed[part] }
+        for (part, position) in positions.enumerated() {
+            guard case let .index(index) = changed[jobs + part] else { preconditionFailure("part \(part) is an index") }
+            indexes[position] = index
+        }
+        guard jobs > 0, case let .job(result) = changed[0] else { return nil }
+        return result
     }
 
     /// The fewest changes a batch needs for its indexes to change on
@@ -341,3 +361,8 @@ struct EncodedRow: SelfEncodingValue {
     func encodedBytes() throws -> [UInt8] { try schema.encode(row) }
 }
 
+/// What one thread of a batch's ``TableStorage/apply(_:alongside:changesPerThread:)`` gives back.
+private enum BatchPart<Result: Sendable>: Sendable {
+    case job(Result?)
+    case index(IndexStorage)
+}

@@ -64,8 +64,13 @@ public struct TableTransaction<T: Entity> {
         var deferred: [IndexChange] = []
         deferred.reserveCapacity(entities.count)
         transaction.reserve(entities.count + 1)
+        var completed = false
         defer {
-            storage.apply(deferred)
+            // The record's bytes and compression are made beside the
+            // indexes, on a core they would leave idle; the commit then
+            // has the record ready. Not after a throw, which most write
+            // blocks do not catch: the transaction is then dropped.
+            transaction.keep(storage.apply(deferred, alongside: completed ? transaction.recordAhead() : nil))
             transaction.state.typed[table.name] = storage
         }
         var declared = false
@@ -81,6 +86,7 @@ public struct TableTransaction<T: Entity> {
             storage.put(row, id: row.id, deferring: &deferred)
             transaction.appendPut(table: table.name, key: key, value: bytes)
         }
+        completed = true
     }
 
     /// An entity's encoding and its summary, or what encoding it threw.

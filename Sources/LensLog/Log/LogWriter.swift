@@ -193,8 +193,17 @@ public final class LogWriter: @unchecked Sendable {
     /// Queues one record and returns its LSN without waiting for any I/O.
     /// LSNs follow the order of `enqueue` calls. Pair with ``wait(for:durability:)``.
     public func enqueue(_ payload: [UInt8], type: RecordType = .transaction) throws(LogError) -> UInt64 {
-        guard payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: payload.count) }
-        let (stored, flags) = RecordFrame.store(payload, compress: options.compression)
+        try enqueue(PreparedRecord(payload, compress: options.compression), type: type)
+    }
+
+    /// ``enqueue(_:type:)`` for a payload whose stored form was made ahead,
+    /// on any thread: the log stores exactly what it would have made of the
+    /// payload. A record prepared for the other compression setting is
+    /// made again here.
+    public func enqueue(_ record: PreparedRecord, type: RecordType = .transaction) throws(LogError) -> UInt64 {
+        guard record.payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: record.payload.count) }
+        let (stored, flags) = record.compress == options.compression
+            ? (record.stored, record.flags) : RecordFrame.store(record.payload, compress: options.compression)
         return try lock.withLock { () throws(LogError) -> UInt64 in
             if let failure = state.failure { throw failure }
             let lsn = state.nextLSN
@@ -203,6 +212,9 @@ public final class LogWriter: @unchecked Sendable {
             return lsn
         }
     }
+
+    /// Whether records are stored LZ4-compressed when that saves space.
+    public var compresses: Bool { options.compression }
 
     /// Makes every record appended before this call durable.
     /// - Throws: ``LogError/writerFailed(cause:)`` if the sync fails.
@@ -274,6 +286,25 @@ public final class LogWriter: @unchecked Sendable {
 public func parentDirectory(of path: String) -> String {
     guard let slash = path.lastIndex(of: "/") else { return "." }
     return slash == path.startIndex ? "/" : String(path[..<slash])
+}
+
+/// A record's payload with the form the log stores it in (compressed when
+/// asked and smaller), made before it is queued: a writer holding the
+/// store's lock can have it made on another core while it does other work.
+public struct PreparedRecord: Sendable {
+    /// The payload, as it was given.
+    public let payload: [UInt8]
+    let compress: Bool
+    let stored: [UInt8]
+    let flags: RecordFlags
+
+    /// Compresses `payload` when `compress` is set and that saves space,
+    /// as ``LogWriter/enqueue(_:type:)`` does.
+    public init(_ payload: [UInt8], compress: Bool) {
+        self.payload = payload
+        self.compress = compress
+        (stored, flags) = RecordFrame.store(payload, compress: compress)
+    }
 }
 
 /// A log file created and made durable, without its header yet: the slow part

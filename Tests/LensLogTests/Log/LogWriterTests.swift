@@ -41,6 +41,28 @@ import Testing
         }
     }
 
+    /// A record prepared ahead is stored as the log stores its payload,
+    /// whichever compression it was prepared for.
+    @Test func aPreparedRecordIsStoredAsItsLogStoresPayloads() throws {
+        let payload = Array(String(repeating: "a compressible payload ", count: 200).utf8)
+        for compression in [true, false] {
+            var options = LogWriterOptions()
+            options.compression = compression
+            try withLog(options) { writer, path in
+                for prepared in [true, false] {
+                    let record = PreparedRecord(payload, compress: prepared)
+                    #expect(record.payload == payload)
+                    let lsn = try writer.enqueue(record)
+                    try writer.wait(for: lsn, durability: .full)
+                }
+                writer.close()
+                let (records, _) = try readBack(path)
+                #expect(records.map(\.payload) == [payload, payload])
+                #expect(records.map(\.compressed) == [compression, compression], "log compressing: \(compression)")
+            }
+        }
+    }
+
     @Test func eightThreadsEachCommitAcknowledgedOnceAndOnDiskInLSNOrder() throws {
         try withLog { writer, path in
             let acknowledged = Locked<[UInt64: [UInt8]]>([:])
