@@ -201,7 +201,7 @@ public final class LogWriter: @unchecked Sendable {
     /// payload. A record prepared for the other compression setting is
     /// made again here.
     public func enqueue(_ record: PreparedRecord, type: RecordType = .transaction) throws(LogError) -> UInt64 {
-        guard record.payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: record.payload.count) }
+        guard record.payloadCount <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: record.payloadCount) }
         let (stored, flags) = record.compress == options.compression
             ? (record.stored, record.flags) : RecordFrame.store(record.payload, compress: options.compression)
         return try lock.withLock { () throws(LogError) -> UInt64 in
@@ -288,22 +288,34 @@ public func parentDirectory(of path: String) -> String {
     return slash == path.startIndex ? "/" : String(path[..<slash])
 }
 
-/// A record's payload with the form the log stores it in (compressed when
-/// asked and smaller), made before it is queued: a writer holding the
-/// store's lock can have it made on another core while it does other work.
+/// A record's payload in the form the log stores it (compressed when asked
+/// and smaller), made before it is queued: a writer holding the store's
+/// lock can have it made on another core while it does other work. Only
+/// the stored form is kept: a compressed record takes its compressed size.
 public struct PreparedRecord: Sendable {
-    /// The payload, as it was given.
-    public let payload: [UInt8]
     let compress: Bool
     let stored: [UInt8]
     let flags: RecordFlags
+    /// The payload's length.
+    public let payloadCount: Int
 
     /// Compresses `payload` when `compress` is set and that saves space,
     /// as ``LogWriter/enqueue(_:type:)`` does.
     public init(_ payload: [UInt8], compress: Bool) {
-        self.payload = payload
         self.compress = compress
+        payloadCount = payload.count
         (stored, flags) = RecordFrame.store(payload, compress: compress)
+    }
+
+    /// The payload, as it was given: decompressed again when stored
+    /// compressed, so only for the rare record that needs it back.
+    public var payload: [UInt8] {
+        guard flags.contains(.lz4) else { return stored }
+        let block = stored.withUnsafeBytes { bytes in
+            LZ4.decompress(UnsafeRawBufferPointer(rebasing: bytes[LogFormat.compressedPrefixSize...]), decompressedCount: payloadCount)
+        }
+        guard let block else { preconditionFailure("a block this process compressed does not decompress") }
+        return block
     }
 }
 
