@@ -205,6 +205,27 @@ struct TableStorage: Sendable {
         return old
     }
 
+    /// ``put(_:id:deferring:)`` for a row of a load: a batch into an empty
+    /// table whose identifiers ascend, so no row replaces another. The row
+    /// goes into `loading` rather than the row tree, which ``load(_:)``
+    /// builds from them at once; until then ``row(_:)`` finds none of them.
+    mutating func append(_ row: RowObject, deferring deferred: inout [IndexChange], loading: inout [RowObject]) {
+        precondition(loading.last.map { $0.id < row.id } ?? rows.isEmpty, "a load's identifiers ascend, into an empty table")
+        encodedBytes += Int(row.encodedCount)
+        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: nil, new: row) }
+        deferred.append(IndexChange(old: nil, new: row))
+        loading.append(row)
+    }
+
+    /// Builds the row tree from the rows of a load, in their order, as one
+    /// tree: no descent per row.
+    mutating func load(_ loading: [RowObject]) {
+        precondition(rows.isEmpty, "a load goes into an empty table")
+        var built = PersistentBTree<IndexValue, RowObject>.Builder(capacity: loading.count)
+        for row in loading { built.append(row.id, row) }
+        rows = built.tree()
+    }
+
     /// Puts `row` in the row tree, counting its bytes; returns the row it replaced.
     private mutating func replaceRow(_ id: IndexValue, with row: RowObject) -> RowObject? {
         let old = rows.updateValue(row, forKey: id)

@@ -46,7 +46,7 @@ public struct TableTransaction<T: Entity> {
     public mutating func put(_ entity: T) throws {
         var storage = takeStorage()
         defer { transaction.state.typed[table.name] = storage }
-        guard let (row, key, bytes) = try staged(entity, in: storage) else { return }
+        guard let (row, key, bytes) = try staged(entity, id: identifier(of: entity.id), in: storage) else { return }
         transaction.declare(storage.encoding, forTable: table.name)
         storage.put(row, id: row.id)
         transaction.appendPut(table: table.name, key: key, value: bytes)
@@ -58,14 +58,27 @@ public struct TableTransaction<T: Entity> {
     /// which for a batch large beside the table is a rebuild, not a descent
     /// per entity. A large batch is encoded on every core first.
     public mutating func put(_ entities: some Sequence<T>) throws {
-        let entities = Array(entities)
-        var encodings = Self.encodings(of: entities)
+        try put(Array(entities), encodingAheadFrom: Parallel.itemsPerThread)
+    }
+
+    /// ``put(_:)``, encoding the entities ahead on several threads when
+    /// each would have at least `smallest` of them (tests encode small
+    /// batches ahead).
+    mutating func put(_ entities: [T], encodingAheadFrom smallest: Int) throws {
+        var encodings = Self.encodings(of: entities, smallest: smallest)
         var storage = takeStorage()
         var deferred: [IndexChange] = []
         deferred.reserveCapacity(entities.count)
         transaction.reserve(entities.count + 1)
+        // A load: a batch into an empty table, its identifiers ascending, as
+        // an import makes. No entity replaces another, so its rows wait in
+        // a list, which becomes the row tree at once instead of a descent
+        // per entity. The first identifier out of order ends the load: the
+        // rows so far become the tree, and the rest are put into it.
+        var loading: [RowObject]? = storage.rows.isEmpty && storage.quarantine.isEmpty ? [] : nil
         var completed = false
         defer {
+            if let loading { storage.load(loading) }
             // The record's bytes and compression are made beside the
             // indexes, on a core they would leave idle; the commit then
             // has the record ready. Not after a throw, which most write
@@ -76,14 +89,20 @@ public struct TableTransaction<T: Entity> {
         var declared = false
         // By place: `enumerated()` would copy each entity, retaining its fields.
         for place in entities.indices {
+            let id = try identifier(of: entities[place].id)
+            if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
             // Each encoding is moved out: the array freed at the batch's end
             // then holds none to release, a cache miss each.
-            guard let (row, key, bytes) = try staged(entities[place], encoded: encodings?[place].take(), in: storage) else { continue }
+            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encodings?[place].take(), in: storage) else { continue }
             if !declared {
                 transaction.declare(storage.encoding, forTable: table.name)
                 declared = true
             }
-            storage.put(row, id: row.id, deferring: &deferred)
+            if loading != nil {
+                storage.append(row, deferring: &deferred, loading: &loading!)
+            } else {
+                storage.put(row, id: row.id, deferring: &deferred)
+            }
             transaction.appendPut(table: table.name, key: key, value: bytes)
         }
         completed = true
@@ -97,8 +116,8 @@ public struct TableTransaction<T: Entity> {
     /// be worth the threads, which is encoded one entity at a time as it is
     /// put. Encoding reads an entity and nothing else, and each thread has
     /// an encoder of its own.
-    private static func encodings(of entities: [T]) -> [Encoded?]? {
-        let runs = Parallel.runs(of: entities.count, smallest: Parallel.itemsPerThread)
+    private static func encodings(of entities: [T], smallest: Int) -> [Encoded?]? {
+        let runs = Parallel.runs(of: entities.count, smallest: smallest)
         guard runs.count > 1 else { return nil }
         return Parallel.map(runs.count) { part -> [Encoded?] in
             let encoder = ValueEncoder()
@@ -109,12 +128,12 @@ public struct TableTransaction<T: Entity> {
     }
 
     /// The row, key and encoding a put of `entity` writes; nil when the
-    /// stored entity encodes the same, so the put changes nothing.
-    /// `encoded` is the entity's encoding when it was made ahead.
+    /// stored entity encodes the same, so the put changes nothing. `id` is
+    /// its identifier as stored (``identifier(of:)``); `encoded` is its
+    /// encoding when that was made ahead.
     private func staged(
-        _ entity: T, encoded: Encoded? = nil, in storage: TableStorage
+        _ entity: T, id: IndexValue, encoded: Encoded? = nil, in storage: TableStorage
     ) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
-        let id = try identifier(of: entity.id)
         let key = storage.schema.keyBytes(of: id)
         // Most tables quarantine nothing: then the key is not hashed.
         if !storage.quarantine.isEmpty, storage.quarantine[key] != nil {

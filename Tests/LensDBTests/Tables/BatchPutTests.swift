@@ -78,25 +78,49 @@ import Testing
 
     /// Batches mixed with removes before and after them, some stopped
     /// midway by an entity that does not encode or by a unique violation,
-    /// over fields that are nil or NaN: the transaction must read, through
-    /// its indexes, what puts one at a time give, and commit the same.
+    /// over fields that are nil or NaN, some loads (in identifier order,
+    /// into an empty table): the transaction must read, through its
+    /// indexes, what puts one at a time give, and commit the same, whether
+    /// the batch encoded its entities on one thread or on several.
     @Test func batchesStoppedMidwayAmongRemovesReadAsPutsOneAtATime() throws {
         var random = SeededGenerator.fromEnvironment("BatchPutTests.batchesStoppedMidwayAmongRemovesReadAsPutsOneAtATime")
-        for round in 0..<12 {
-            let batched = try tableStore(), single = try tableStore()
-            let inBatches = try batched.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
-            let oneByOne = try single.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+        for round in 0..<16 {
+            let stores = try (0..<3).map { _ in try tableStore() }
+            let tables = try stores.map { try $0.table(Tagged.self, named: "tagged", indexes: Tagged.indexes) }
             let ids = 1...Int64([20, 60, 300][round % 3])
             for _ in 0..<4 {
                 let steps = (0..<Int.random(in: 1...4, using: &random)).map { _ in
                     Step(removesFirst: Bool.random(using: &random), batch: Tagged.batch(among: ids, using: &random),
                          removes: (0..<Int.random(in: 0...10, using: &random)).map { _ in Int64.random(in: ids, using: &random) })
                 }
-                let readBatched = try batched.write { tx in try Step.run(steps, on: &tx, inBatches, batched: true) }
-                let readSingly = try single.write { tx in try Step.run(steps, on: &tx, oneByOne, batched: false) }
-                #expect(readBatched == readSingly, "round \(round)")
-                #expect(Self.orders(inBatches, in: batched) == Self.orders(oneByOne, in: single), "round \(round)")
+                let reads = try [Step.Way.single, .batched, .encodedAhead].enumerated().map { side, way in
+                    try stores[side].write { tx in try Step.run(steps, on: &tx, tables[side], way) }
+                }
+                #expect(reads[1] == reads[0], "round \(round)")
+                #expect(reads[2] == reads[0], "round \(round)")
+                let orders = zip(tables, stores).map { Self.orders($0, in: $1) }
+                #expect(orders[1] == orders[0] && orders[2] == orders[0], "round \(round)")
             }
+            try stores[2].checkInvariants()
+        }
+    }
+
+    /// A load (a batch into an empty table, in identifier order) builds its
+    /// row tree at the end: stopped midway, the tree holds exactly the
+    /// entities before the stop, as puts one at a time leave them.
+    @Test func aLoadStoppedMidwayHoldsTheEntitiesBeforeTheStop() throws {
+        var batch = (1...Int64(300)).map { Tagged(id: $0 * 2, tag: "t\($0 % 3)", score: Double($0 % 7), group: Int($0 % 5), email: "e\($0)") }
+        batch[200].email = "e3"
+        for way in [Step.Way.batched, .encodedAhead] {
+            let stores = try (0..<2).map { _ in try tableStore() }
+            let tables = try stores.map { try $0.table(Tagged.self, named: "tagged", indexes: Tagged.indexes) }
+            let reads = try [Step.Way.single, way].enumerated().map { side, way in
+                try stores[side].write { tx in try Step.run([Step(removesFirst: false, batch: batch, removes: [])], on: &tx, tables[side], way) }
+            }
+            #expect(reads[1] == reads[0], "\(way)")
+            #expect(tables[1].count == 200 && tables[1][400]?.id == 400 && tables[1][402] == nil, "\(way)")
+            #expect(Self.orders(tables[1], in: stores[1]) == Self.orders(tables[0], in: stores[0]), "\(way)")
+            try stores[1].checkInvariants()
         }
     }
 
@@ -108,12 +132,26 @@ import Testing
 
         /// Runs `steps` on `table` in `tx`, putting each batch at once or
         /// one entity at a time, and returns what index reads saw after each.
-        static func run(_ steps: [Step], on tx: inout Transaction, _ table: Table<Tagged>, batched: Bool) throws -> [String] {
+        /// How a step puts its batch.
+        enum Way {
+            /// One entity at a time.
+            case single
+            /// As one batch, each entity encoded as it is put.
+            case batched
+            /// As one batch, encoded ahead on several threads.
+            case encodedAhead
+        }
+
+        static func run(_ steps: [Step], on tx: inout Transaction, _ table: Table<Tagged>, _ way: Way) throws -> [String] {
             var reads: [String] = []
             for step in steps {
                 if step.removesFirst { try tx[table].remove(step.removes) }
                 do {
-                    if batched { try tx[table].put(step.batch) } else { for entity in step.batch { try tx[table].put(entity) } }
+                    switch way {
+                    case .single: for entity in step.batch { try tx[table].put(entity) }
+                    case .batched: try tx[table].put(step.batch, encodingAheadFrom: .max)
+                    case .encodedAhead: try tx[table].put(step.batch, encodingAheadFrom: 1)
+                    }
                 } catch {
                     reads.append("stopped: \(error)")
                 }
@@ -298,6 +336,10 @@ struct Tagged: Entity, Equatable {
                           score: scores.randomElement(using: &random)!,
                           group: Bool.random(using: &random) ? nil : Int.random(in: 0...3, using: &random),
                           email: Int.random(in: 0...3, using: &random) == 0 ? nil : "e\(id)")
+        }
+        // A third are in identifier order, each identifier once: a load, when the table is empty.
+        if Int.random(in: 0...2, using: &random) == 0 {
+            batch = Dictionary(batch.map { ($0.id, $0) }, uniquingKeysWith: { $1 }).values.sorted { $0.id < $1.id }
         }
         if Int.random(in: 0...5, using: &random) == 0 { batch[Int.random(in: 0..<batch.count, using: &random)].unencodable = true }
         if Int.random(in: 0...5, using: &random) == 0 { batch[Int.random(in: 0..<batch.count, using: &random)].email = "e1" }
