@@ -141,8 +141,9 @@ public struct TableSnapshot<T: Entity>: Sendable {
     public subscript(id: T.ID) -> T? {
         // Only a value-format identifier can fail to encode, and no stored
         // entity has one that does.
-        guard let key = try? identifierValue(id), let row = storage.row(key) else { return nil }
-        return Table<T>.entity(row)
+        guard let key = try? identifierValue(id), let row = storage.unretainedRow(key) else { return nil }
+        // The snapshot's storage holds the row while the entity is copied out.
+        return withExtendedLifetime(storage) { row._withUnsafeGuaranteedRef(Table<T>.entity) }
     }
 
     /// How many entities this version holds.

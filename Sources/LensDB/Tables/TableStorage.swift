@@ -177,6 +177,11 @@ struct TableStorage: Sendable {
 
     @usableFromInline func row(_ id: IndexValue) -> RowObject? { rows.value(for: id) }
 
+    /// ``row(_:)`` unretained: valid while this storage (or another holding
+    /// the row) lives. For a read that copies out of the row and keeps
+    /// nothing, which then never writes to the row's memory.
+    @usableFromInline func unretainedRow(_ id: IndexValue) -> Unmanaged<RowObject>? { rows.unretainedValue(for: id) }
+
     /// How many entities this version holds (quarantined entries not counted).
     @usableFromInline var entityCount: Int { rows.count }
 

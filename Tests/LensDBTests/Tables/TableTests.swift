@@ -178,4 +178,27 @@ import Testing
         #expect(try Query(table: people, source: .state(old)).filter(\.city == "Lyon").count() == 0)
         #expect(people.all() == [bob])
     }
+
+    /// A point read lends the row from the version's tree instead of
+    /// retaining it: a snapshot must still read its entities after every
+    /// later version has replaced or removed them and dropped its own hold.
+    @Test func aSnapshotReadsItsEntitiesAfterLaterVersionsReplacedThem() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        var random = SeededGenerator.fromEnvironment("TableTests.aSnapshotReadsItsEntitiesAfterLaterVersionsReplacedThem")
+        let first = (1...Int64(3_000)).map { Person.random($0, using: &random) }
+        try people.put(first)
+        let snapshot = people.snapshot()
+        try people.put(first.map { person in
+            var person = person
+            person.name += " again"
+            return person
+        })
+        try people.remove(Array(1...Int64(1_500)))
+        // Large commits free the versions they replace on another thread.
+        for _ in 0..<3 { try people.put(Person.random(1, using: &random)) }
+        #expect(first.allSatisfy { snapshot[$0.id] == $0 })
+        #expect(people[2] == nil && people[1_501]?.name == first[1_500].name + " again")
+    }
 }

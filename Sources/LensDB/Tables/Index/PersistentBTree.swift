@@ -132,17 +132,25 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// and each node its children, for as long as this call reads them, so
     /// a point read retains and releases nothing but the value it returns.
     func value(for key: Key) -> Value? {
+        guard let (leaf, index) = leafPlace(for: key) else { return nil }
+        return withExtendedLifetime(root) { leaf._withUnsafeGuaranteedRef { $0.value(at: index) } }
+    }
+
+    /// The leaf entry's place for `key`, unretained, if the tree holds it:
+    /// valid while the tree lives and holds that leaf.
+    private func leafPlace(for key: Key) -> (leaf: Unmanaged<Node>, index: Int)? {
         guard let root else { return nil }
         return withExtendedLifetime(root) {
             var node = Unmanaged.passUnretained(root)
             while let child = node._withUnsafeGuaranteedRef({ $0.isLeaf ? nil : $0.unretainedChild(for: key) }) {
                 node = child
             }
-            return node._withUnsafeGuaranteedRef { leaf in
+            let index = node._withUnsafeGuaranteedRef { leaf in
                 let keys = leaf.keys
                 let index = keys.lowerBound(of: key)
-                return index < keys.count && keys[index] == key ? leaf.value(at: index) : nil
+                return index < keys.count && keys[index] == key ? index : nil
             }
+            return index.map { (node, $0) }
         }
     }
 
@@ -863,5 +871,24 @@ extension RandomAccessCollection where Index == Int {
             if predicate(self[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
+    }
+}
+
+extension PersistentBTree where Value: AnyObject {
+    /// ``value(for:)``, lent rather than returned: the value unretained,
+    /// valid while this tree lives (or anything else holds the value). A
+    /// point read that only looks at the value then touches neither its
+    /// reference count nor the cache line that count is in.
+    func unretainedValue(for key: Key) -> Unmanaged<Value>? {
+        guard let (leaf, index) = leafPlace(for: key) else { return nil }
+        return withExtendedLifetime(root) { leaf._withUnsafeGuaranteedRef { $0.unretainedValue(at: index) } }
+    }
+}
+
+extension BTreeNode where Value: AnyObject {
+    /// The value at `index` of a leaf, unretained: valid while the leaf is,
+    /// and holds it.
+    func unretainedValue(at index: Int) -> Unmanaged<Value> {
+        .passUnretained(valueSlots[index])
     }
 }
