@@ -78,7 +78,9 @@ extension Store {
             // is as durable as asked, so `.full` is a barrier either way.
             guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
             // The feed reads the operations after the record is made;
-            // otherwise the record takes them, and frees each once written.
+            // otherwise the record takes them, and frees each once written
+            // (a record made ahead has its bytes already: the operations
+            // are freed with the transaction, at the end of this block).
             // No observer can be added while this lock is held; one removed
             // meanwhile only leaves the feed operations nobody reads.
             let observed = commitFeed.isObserved

@@ -92,9 +92,11 @@ public struct Transaction: Sendable {
     /// The making of the record of the operations so far, as a job for
     /// another thread: a batch put runs it beside its index work, and hands
     /// what it returns to ``keep(_:)``. Nil when it may not be made ahead,
-    /// or would be too large for the log to take (the commit then refuses
-    /// it, as it would have). The job returns nil when an operation does
-    /// not encode: the commit encodes again and throws that error.
+    /// or when the bytes its operations are known to take already exceed
+    /// what the log takes (the commit then refuses it, as it would have;
+    /// one that turns out too large only once made is refused there too).
+    /// The job returns nil when an operation does not encode: the commit
+    /// encodes again and throws that error.
     func recordAhead() -> (@Sendable () -> RecordAhead?)? {
         guard let compress = recordCompression, operations.count > (recordMadeAhead?.count ?? 0),
               operationBytes < LogFormat.maxPayloadSize else { return nil }

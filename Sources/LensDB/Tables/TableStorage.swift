@@ -178,8 +178,9 @@ struct TableStorage: Sendable {
     @usableFromInline func row(_ id: IndexValue) -> RowObject? { rows.value(for: id) }
 
     /// ``row(_:)`` unretained: valid while this storage (or another holding
-    /// the row) lives. For a read that copies out of the row and keeps
-    /// nothing, which then never writes to the row's memory.
+    /// the row) lives unchanged; a remove or put on it may free the row.
+    /// For a read that copies out of the row and keeps nothing, which then
+    /// never writes to the row's memory.
     @usableFromInline func unretainedRow(_ id: IndexValue) -> Unmanaged<RowObject>? { rows.unretainedValue(for: id) }
 
     /// How many entities this version holds (quarantined entries not counted).
@@ -247,17 +248,18 @@ struct TableStorage: Sendable {
     }
 
     /// ``apply(_:changesPerThread:)``, running `job` beside the indexes
-    /// when they change on several threads, first, as it is the longest
-    /// (a transaction's record): its result, or nil when it did not run
-    /// because the batch is too small to be worth threads. `job` itself is
-    /// only asked for then.
+    /// on threads of their own, first, as it is the longest (a
+    /// transaction's record): its result, or nil when it did not run, as
+    /// when the batch is too small to be worth threads, or the table has
+    /// no index but unique ones (which the puts kept current) to change
+    /// beside it. `job` itself is asked for only when it runs.
     mutating func apply<Result: Sendable>(
         _ deferred: [IndexChange], alongside job: @autoclosure () -> (@Sendable () -> Result?)?,
         changesPerThread: Int = Self.indexChangesPerThread
     ) -> Result? {
         let positions = indexes.indices.filter { !indexes[$0].definition.isUnique }
         let batch = positions.contains { indexes[$0].rebuilds(for: deferred) } ? IndexBatch(deferred) : nil
-        let job = deferred.count >= changesPerThread ? job() : nil
+        let job = deferred.count >= changesPerThread && !positions.isEmpty ? job() : nil
         guard deferred.count >= changesPerThread, positions.count + (job == nil ? 0 : 1) > 1 else {
             for position in positions { indexes[position].apply(deferred, batch) }
             return nil

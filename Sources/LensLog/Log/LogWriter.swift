@@ -193,7 +193,9 @@ public final class LogWriter: @unchecked Sendable {
     /// Queues one record and returns its LSN without waiting for any I/O.
     /// LSNs follow the order of `enqueue` calls. Pair with ``wait(for:durability:)``.
     public func enqueue(_ payload: [UInt8], type: RecordType = .transaction) throws(LogError) -> UInt64 {
-        try enqueue(PreparedRecord(payload, compress: options.compression), type: type)
+        // Refused before it is compressed for nothing.
+        guard payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: payload.count) }
+        return try enqueue(PreparedRecord(payload, compress: options.compression), type: type)
     }
 
     /// ``enqueue(_:type:)`` for a payload whose stored form was made ahead,
@@ -213,8 +215,6 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
-    /// Whether records are stored LZ4-compressed when that saves space.
-    public var compresses: Bool { options.compression }
 
     /// Makes every record appended before this call durable.
     /// - Throws: ``LogError/writerFailed(cause:)`` if the sync fails.

@@ -66,6 +66,27 @@ import Testing
         try store.checkInvariants()
     }
 
+    /// With no index but unique ones, which each put keeps current, a
+    /// batch has no index work for the record to go beside: the commit
+    /// makes it, as before.
+    @Test func aTableWithOnlyUniqueIndexesMakesItsRecordAtTheCommit() throws {
+        let fileSystem = SimulatedFileSystem()
+        let batch = Self.people(1...Int64(Self.batchSize), seed: "RecordAheadTests.aTableWithOnlyUniqueIndexesMakesItsRecordAtTheCommit")
+        do {
+            let store = try tableStore(fileSystem)
+            let people = try store.table(Person.self, named: "people", indexes: [.unique(\.email)])
+            try store.write { tx in
+                try tx[people].put(batch)
+                #expect(tx.recordMadeAhead == nil)
+            }
+            store.close()
+        }
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: [.unique(\.email)])
+        #expect(people.all() == batch)
+    }
+
     /// A batch that throws part way makes no record ahead: most blocks let
     /// the error end them, and a record of a dropped transaction is waste.
     @Test func aBatchThatThrowsMakesNoRecordAhead() throws {

@@ -876,7 +876,8 @@ extension RandomAccessCollection where Index == Int {
 
 extension PersistentBTree where Value: AnyObject {
     /// ``value(for:)``, lent rather than returned: the value unretained,
-    /// valid while this tree lives (or anything else holds the value). A
+    /// valid while this tree lives unchanged (or anything else holds the
+    /// value); a change made in place may free it. A
     /// point read that only looks at the value then touches neither its
     /// reference count nor the cache line that count is in.
     func unretainedValue(for key: Key) -> Unmanaged<Value>? {
