@@ -171,14 +171,15 @@ struct IndexBatch {
     let arriving: [RowObject]
 
     init(_ changes: [IndexChange]) {
-        var leaving = Set<ObjectIdentifier>(minimumCapacity: changes.count)
+        // A load replaces nothing: its set stays empty, with no table made.
+        let replacing = changes.reduce(0) { $0 + ($1.old == nil ? 0 : 1) }
+        var leaving = Set<ObjectIdentifier>(minimumCapacity: replacing)
         for change in changes { if let old = change.old { leaving.insert(ObjectIdentifier(old)) } }
         // A row replaced within the batch is both: it leaves, and was never in.
-        var arriving = changes.compactMap { leaving.contains(ObjectIdentifier($0.new)) ? nil : $0.new }
-        let ids = arriving.map(\.id)
+        var arriving = leaving.isEmpty ? changes.map(\.new) : changes.compactMap { leaving.contains(ObjectIdentifier($0.new)) ? nil : $0.new }
         // A bulk load comes in identifier order already; updates need not.
-        if !zip(ids, ids.dropFirst()).allSatisfy({ $0 < $1 }) {
-            arriving = sortedPermutation(ids.map(IndexedKey.one)).map { arriving[$0] }
+        if !arriving.indices.dropFirst().allSatisfy({ arriving[$0 - 1].id < arriving[$0].id }) {
+            arriving = sortedPermutation(arriving.map { IndexedKey.one($0.id) }).map { arriving[$0] }
         }
         self.leaving = leaving
         self.arriving = arriving
