@@ -102,10 +102,7 @@ public struct Transaction: Sendable {
               operationBytes < LogFormat.maxPayloadSize else { return nil }
         let operations = operations, earlier = recordMadeAhead, operationBytes = operationBytes
         return {
-            let payload = try? earlier.map { earlier in
-                try TransactionFormat.encode(
-                    operations, continuing: (earlier.count, earlier.record.payload), operationBytes: operationBytes)
-            } ?? TransactionFormat.encode(operations, operationBytes: operationBytes)
+            let payload = try? TransactionFormat.encode(operations, continuing: earlier?.payload, operationBytes: operationBytes)
             return payload.map { RecordAhead(count: operations.count, record: PreparedRecord($0, compress: compress)) }
         }
     }
@@ -124,9 +121,8 @@ public struct Transaction: Sendable {
     func recordOfEveryOperation() throws -> PreparedRecord? {
         guard let made = recordMadeAhead, let compress = recordCompression else { return nil }
         if made.count == operations.count { return made.record }
-        let payload = try TransactionFormat.encode(
-            operations, continuing: (made.count, made.record.payload), operationBytes: operationBytes)
-        return PreparedRecord(payload, compress: compress)
+        return PreparedRecord(
+            try TransactionFormat.encode(operations, continuing: made.payload, operationBytes: operationBytes), compress: compress)
     }
 
     /// Whether the transaction changes anything.
@@ -204,4 +200,7 @@ public struct Transaction: Sendable {
 struct RecordAhead: Sendable {
     let count: Int
     let record: PreparedRecord
+
+    /// What ``TransactionFormat/encode(_:continuing:operationBytes:)`` continues.
+    var payload: (count: Int, payload: [UInt8]) { (count, record.payload) }
 }

@@ -51,11 +51,12 @@ enum TransactionFormat {
         return bytes
     }
 
-    /// ``encode(_:)``, reusing `earlier`: the payload of the first
-    /// `earlier.count` of `operations`, made before the rest were added.
-    /// Its operations' bytes are copied from it, not made again; the bytes
-    /// are those ``encode(_:)`` makes.
-    static func encode(_ operations: [Operation], continuing earlier: (count: Int, payload: [UInt8]), operationBytes: Int? = nil) throws -> [UInt8] {
+    /// ``encode(_:)``, reusing `earlier` when given: the payload of the
+    /// first `earlier.count` of `operations`, made before the rest were
+    /// added. Its operations' bytes are copied from it, not made again;
+    /// the bytes are those ``encode(_:)`` makes.
+    static func encode(_ operations: [Operation], continuing earlier: (count: Int, payload: [UInt8])?, operationBytes: Int? = nil) throws -> [UInt8] {
+        guard let earlier else { return try encode(operations, operationBytes: operationBytes) }
         precondition(earlier.count <= operations.count, "an earlier payload of \(earlier.count) operations cannot start \(operations.count)")
         var bytes: [UInt8] = []
         bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))

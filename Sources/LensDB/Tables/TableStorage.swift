@@ -206,9 +206,15 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue, deferring deferred: inout [IndexChange]) -> RowObject? {
         let old = replaceRow(id, with: row)
-        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: old, new: row) }
-        deferred.append(IndexChange(old: old, new: row))
+        change(old: old, new: row, deferring: &deferred)
         return old
+    }
+
+    /// Puts `new` in place of `old` in the unique indexes, and adds the
+    /// change to `deferred` for the others.
+    private mutating func change(old: RowObject?, new: RowObject, deferring deferred: inout [IndexChange]) {
+        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: old, new: new) }
+        deferred.append(IndexChange(old: old, new: new))
     }
 
     /// ``put(_:id:deferring:)`` for a row of a load: a batch into an empty
@@ -218,18 +224,23 @@ struct TableStorage: Sendable {
     mutating func append(_ row: RowObject, deferring deferred: inout [IndexChange], loading: inout [RowObject]) {
         precondition(loading.last.map { $0.id < row.id } ?? rows.isEmpty, "a load's identifiers ascend, into an empty table")
         encodedBytes += Int(row.encodedCount)
-        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: nil, new: row) }
-        deferred.append(IndexChange(old: nil, new: row))
+        change(old: nil, new: row, deferring: &deferred)
         loading.append(row)
     }
 
-    /// Builds the row tree from the rows of a load, in their order, as one
-    /// tree: no descent per row.
-    mutating func load(_ loading: [RowObject]) {
-        precondition(rows.isEmpty, "a load goes into an empty table")
-        var built = PersistentBTree<IndexValue, RowObject>.Builder(capacity: loading.count)
-        for row in loading { built.append(row.id, row) }
-        rows = built.tree()
+    /// Builds the row tree of an empty table from `count` rows with their
+    /// identifiers, ascending, as one tree: no descent per row. What a load
+    /// and an open both end with.
+    mutating func load(_ rows: some Sequence<(IndexValue, RowObject)>, count: Int) {
+        precondition(self.rows.isEmpty, "a load goes into an empty table")
+        var built = PersistentBTree<IndexValue, RowObject>.Builder(capacity: count)
+        for (id, row) in rows { built.append(id, row) }
+        self.rows = built.tree()
+    }
+
+    /// ``load(_:count:)`` of a load's rows, which hold their identifiers.
+    mutating func load(_ rows: [RowObject]) {
+        load(rows.lazy.map { ($0.id, $0) }, count: rows.count)
     }
 
     /// Puts `row` in the row tree, counting its bytes; returns the row it replaced.

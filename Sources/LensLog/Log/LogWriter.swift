@@ -215,7 +215,6 @@ public final class LogWriter: @unchecked Sendable {
         }
     }
 
-
     /// Makes every record appended before this call durable.
     /// - Throws: ``LogError/writerFailed(cause:)`` if the sync fails.
     public func flush() throws(LogError) {
@@ -311,11 +310,10 @@ public struct PreparedRecord: Sendable {
     /// compressed, so only for the rare record that needs it back.
     public var payload: [UInt8] {
         guard flags.contains(.lz4) else { return stored }
-        let block = stored.withUnsafeBytes { bytes in
-            LZ4.decompress(UnsafeRawBufferPointer(rebasing: bytes[LogFormat.compressedPrefixSize...]), decompressedCount: payloadCount)
+        guard case let .payload(payload) = stored.withUnsafeBytes({ RecordFrame.unstored($0, flags: flags) }) else {
+            preconditionFailure("a block this process compressed does not decompress")
         }
-        guard let block else { preconditionFailure("a block this process compressed does not decompress") }
-        return block
+        return payload
     }
 }
 

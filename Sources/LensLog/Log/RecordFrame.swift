@@ -168,7 +168,7 @@ enum RecordFrame {
 
     /// The payload of what a plain frame stores (or a sealed one sealed):
     /// itself, or decompressed.
-    private static func unstored(_ stored: UnsafeRawBufferPointer, flags: RecordFlags) -> RecordFrame.Payload {
+    static func unstored(_ stored: UnsafeRawBufferPointer, flags: RecordFlags) -> RecordFrame.Payload {
         guard flags.contains(.lz4) else {
             guard stored.count <= LogFormat.maxPayloadSize else { return .damaged(.lengthTooLarge) }
             return .payload(Array(stored))
