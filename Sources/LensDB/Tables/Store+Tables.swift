@@ -248,9 +248,24 @@ func sortedPermutation<Key: Comparable>(_ keys: UnsafeBufferPointer<Key>) -> [In
     return order
 }
 
+/// A key made of ``IndexValue`` fields, sorted field by field by
+/// `sortedPermutation(_:)`: an index key, or
+/// an index entry, whose fields are its key's.
+protocol FieldedKey: Comparable {
+    /// How many fields the key has.
+    var fieldCount: Int { get }
+    /// The value of field `position`.
+    func field(_ position: Int) -> IndexValue
+}
+
+extension IndexedKey: FieldedKey {
+    var fieldCount: Int { count }
+    func field(_ position: Int) -> IndexValue { self[position] }
+}
+
 /// The positions of index keys in ascending order, equal keys by position,
 /// as an index is built: ties stay in the order the rows came in.
-func sortedPermutation(_ keys: [IndexedKey]) -> [Int] {
+func sortedPermutation<Key: FieldedKey>(_ keys: [Key]) -> [Int] {
     keys.withUnsafeBufferPointer(sortedPermutation)
 }
 
@@ -263,14 +278,14 @@ func sortedPermutation(_ keys: [IndexedKey]) -> [Int] {
 /// fields do, nearly every comparison is then of two integers. A run whose
 /// prefixes tie and whose values do not (long strings that share their
 /// first 7 bytes) is sorted by the keys themselves.
-func sortedPermutation(_ keys: UnsafeBufferPointer<IndexedKey>) -> [Int] {
+func sortedPermutation<Key: FieldedKey>(_ keys: UnsafeBufferPointer<Key>) -> [Int] {
     var order = Array(keys.indices)
-    guard let fields = keys.first?.count else { return order }
+    guard let fields = keys.first?.fieldCount else { return order }
     /// Sorts `range` of `order`, whose keys agree on the fields before `field`
     /// and are in ascending position.
     func sort(_ range: Range<Int>, from field: Int) {
         guard field < fields, range.count > 1 else { return }  // All equal: by position.
-        var prefixed = order[range].map { (prefix: keys[$0][field].orderPrefix, place: $0) }
+        var prefixed = order[range].map { (prefix: keys[$0].field(field).orderPrefix, place: $0) }
         sortByPrefix(&prefixed)
         for (offset, entry) in prefixed.enumerated() { order[range.lowerBound + offset] = entry.place }
         var start = 0
@@ -279,8 +294,8 @@ func sortedPermutation(_ keys: UnsafeBufferPointer<IndexedKey>) -> [Int] {
             while end < prefixed.count, prefixed[end].prefix == prefixed[start].prefix { end += 1 }
             let run = range.lowerBound + start..<range.lowerBound + end
             // Equal as the index orders them: neither comes before the other.
-            let first = keys[order[run.lowerBound]][field]
-            if order[run].allSatisfy({ !(keys[$0][field] < first) && !(first < keys[$0][field]) }) {
+            let first = keys[order[run.lowerBound]].field(field)
+            if order[run].allSatisfy({ !(keys[$0].field(field) < first) && !(first < keys[$0].field(field)) }) {
                 sort(run, from: field + 1)
             } else {
                 order[run].sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && $0 < $1) }

@@ -10,7 +10,7 @@ import CLensPrefetch
 /// (an older version shares index nodes only with rows it holds too). So a
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
-protocol IndexEntry: Comparable, Sendable, WholeEntryKey {
+protocol IndexEntry: FieldedKey, Sendable, WholeEntryKey {
     /// The entry of `key`, which holds as many fields as the index, for
     /// `row`, whose ``RowObject/idOrderBits`` are `idBits`. Takes the key's
     /// values over: a key moved in is not copied and then destroyed.
@@ -80,6 +80,8 @@ struct OneFieldEntry: IndexEntry {
     }
 
     var key: IndexedKey { .one(value) }
+    var fieldCount: Int { 1 }
+    func field(_ position: Int) -> IndexValue { value }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.value < b.value { return true }
@@ -106,6 +108,8 @@ struct TwoFieldEntry: IndexEntry {
     }
 
     var key: IndexedKey { .two(first, second) }
+    var fieldCount: Int { 2 }
+    func field(_ position: Int) -> IndexValue { position == 0 ? first : second }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.first < b.first { return true }
@@ -135,6 +139,8 @@ struct ThreeFieldEntry: IndexEntry {
     }
 
     var key: IndexedKey { .three(first, second, third) }
+    var fieldCount: Int { 3 }
+    func field(_ position: Int) -> IndexValue { position == 0 ? first : (position == 1 ? second : third) }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.first < b.first { return true }
@@ -227,72 +233,66 @@ struct IndexStorage: Sendable {
         _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
     ) -> PersistentBTree<Entry, EntryMark> {
         rows.withUnsafeBufferPointer { rows in
-            // Keys are read in the rows' order, which is the order they were
-            // allocated in; an order then visits this dense column, not the
-            // rows. A row is read without a retain, which would write to it:
-            // the indexes of a table are built side by side from the same rows.
-            // So are the identifiers' bits each entry keeps.
-            let keys = UnsafeMutableBufferPointer<IndexedKey>.allocate(capacity: rows.count)
-            let bits = UnsafeMutableBufferPointer<UInt32>.allocate(capacity: rows.count)
-            defer {
-                keys.deallocate()
-                bits.deallocate()
-            }
-            for place in rows.indices {
-                let row = Unmanaged.passUnretained(rows[place])
-                row._withUnsafeGuaranteedRef { row in
-                    (keys.baseAddress! + place).initialize(to: definition.key(row))
-                    bits[place] = row.idOrderBits
-                }
-            }
-            // Each key moves into its entry: the order names every place once.
-            let entry = { (place: Int) in
-                Entry(key: (keys.baseAddress! + place).move(), row: .passUnretained(rows[place]), idBits: bits[place])
-            }
-            if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(keys)) {
+            let entries: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, rows)
+            defer { entries.deallocate() }
+            if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(entries)) {
                 inStoredOrder = true
-                return Self.tree(storedOrder.lazy.map(Int.init), count: keys.count, entry)
+                return Self.tree(moving: entries, in: storedOrder.lazy.map(Int.init))
             }
             // Rows come in identifier order, and `sortedPermutation`
             // breaks ties by position, so equal keys stay in it.
-            return Self.tree(sortedPermutation(UnsafeBufferPointer(keys)), count: keys.count, entry)
+            return Self.tree(moving: entries, in: sortedPermutation(UnsafeBufferPointer(entries)))
         }
     }
 
-    /// Whether `order` (places among `keys`) is the index's order of rows
-    /// sorted by identifier whose keys are `keys`: each of the `keys.count`
-    /// places named once, keys that ascend, and places that ascend among
-    /// equal keys (so identifiers do). A stored order that no longer fits
-    /// (the index's fields or their comparison changed, the file was
-    /// written wrong) costs a sort, never a wrong index.
+    /// The entries of `rows`, in their order, in a buffer the caller
+    /// deallocates once it has moved each entry out.
+    ///
+    /// Keys are read in the rows' order, which is the order they were
+    /// allocated in; a sort then visits this dense column, not the rows.
+    /// An entry is the smallest form of its key (a key of one field takes
+    /// 32 bytes as an entry, 72 as an ``IndexedKey``), and moves into the
+    /// tree as it is. A row is read without a retain, which would write to
+    /// it: the indexes of a table are built side by side from the same rows.
+    private static func entries<Entry: IndexEntry>(
+        _ definition: IndexDefinition, _ rows: UnsafeBufferPointer<RowObject>
+    ) -> UnsafeMutableBufferPointer<Entry> {
+        let entries = UnsafeMutableBufferPointer<Entry>.allocate(capacity: rows.count)
+        for place in rows.indices {
+            let row = Unmanaged.passUnretained(rows[place])
+            let entry = row._withUnsafeGuaranteedRef { Entry(key: definition.key($0), row: row, idBits: $0.idOrderBits) }
+            (entries.baseAddress! + place).initialize(to: entry)
+        }
+        return entries
+    }
+
+    /// Whether `order` (places among `entries`) is the index's order of
+    /// the entries of rows in identifier order: each of the
+    /// `entries.count` places named once, and entries that ascend (keys
+    /// that ascend, and places that ascend among equal keys, as the
+    /// identifiers do). A stored order that no longer fits (the index's
+    /// fields or their comparison changed, the file was written wrong)
+    /// costs a sort, never a wrong index.
     ///
     /// That each place is named once is checked as such, not left to the
     /// comparisons: keys that do not compare as a strict weak order could
-    /// otherwise pass a place twice, and each place's key is moved out
+    /// otherwise pass a place twice, and each place's entry is moved out
     /// once. A program's `IndexableValue` that gives both `.int` and
     /// `.double` makes such keys: they compare through `Double`, so 2^53
     /// as a double ties both 2^53 and 2^53 + 1 as integers.
-    private static func isOrder(_ order: [UInt32], of keys: UnsafeBufferPointer<IndexedKey>) -> Bool {
-        guard StoreState.namesEachOnce(order, count: keys.count) else { return false }
-        var previous: Int?
-        for place in order {
-            let place = Int(place)
-            if let previous {
-                if keys[place] < keys[previous] { return false }
-                if place <= previous, !(keys[previous] < keys[place]) { return false }
-            }
-            previous = place
-        }
-        return true
+    private static func isOrder<Entry: IndexEntry>(_ order: [UInt32], of entries: UnsafeBufferPointer<Entry>) -> Bool {
+        guard StoreState.namesEachOnce(order, count: entries.count) else { return false }
+        return order.indices.dropFirst().allSatisfy { entries[Int(order[$0 - 1])] < entries[Int(order[$0])] }
     }
 
-    /// The tree of the entries `entry` makes of `order`'s places, which
-    /// must be in the index's order and name each of `count` places once.
+    /// The tree of `entries` taken in `order` (places among them), which
+    /// must be the index's order and name each place once: each entry is
+    /// moved out, and the buffer left to deallocate.
     private static func tree<Entry: IndexEntry>(
-        _ order: some Sequence<Int>, count: Int, _ entry: (Int) -> Entry
+        moving entries: UnsafeMutableBufferPointer<Entry>, in order: some Sequence<Int>
     ) -> PersistentBTree<Entry, EntryMark> {
-        var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: count)
-        for place in order { builder.append(entry(place), EntryMark()) }
+        var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: entries.count)
+        for place in order { builder.append((entries.baseAddress! + place).move(), EntryMark()) }
         return builder.tree()
     }
 
@@ -390,26 +390,28 @@ struct IndexStorage: Sendable {
     private static func rebuilt<Entry: IndexEntry>(
         _ tree: PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, _ batch: IndexBatch
     ) -> PersistentBTree<Entry, EntryMark> {
-        let rows = batch.arriving, leaving = batch.leaving
-        // Read in the rows' order, as an index build reads them.
-        let keys = rows.map(definition.key), bits = rows.map(\.idOrderBits)
-        // Equal keys go in identifier order, which the rows come in. The
-        // arrivals are laid out in that order once, so the merge reads
-        // them in turn and makes no entry per comparison.
-        let arrivals = sortedPermutation(keys).map { Entry(key: keys[$0], row: .passUnretained(rows[$0]), idBits: bits[$0]) }
-        var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
-        var next = arrivals.startIndex
-        tree.forEach { entry, _ in
-            guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
-            while next < arrivals.endIndex, arrivals[next] < entry {
-                merged.append(arrivals[next], EntryMark())
-                next += 1
+        let leaving = batch.leaving
+        return batch.arriving.withUnsafeBufferPointer { rows in
+            // Made and sorted as an index build does. Equal keys go in
+            // identifier order, which the rows come in. The merge reads
+            // the arrivals in turn, and moves each into the tree.
+            let arrivals: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, rows)
+            defer { arrivals.deallocate() }
+            let order = sortedPermutation(UnsafeBufferPointer(arrivals))
+            var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
+            var next = order.startIndex
+            tree.forEach { entry, _ in
+                guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
+                while next < order.endIndex, arrivals[order[next]] < entry {
+                    merged.append((arrivals.baseAddress! + order[next]).move(), EntryMark())
+                    next += 1
+                }
+                merged.append(entry, EntryMark())
+                return true
             }
-            merged.append(entry, EntryMark())
-            return true
+            for place in order[next...] { merged.append((arrivals.baseAddress! + place).move(), EntryMark()) }
+            return merged.tree()
         }
-        for arrival in arrivals[next...] { merged.append(arrival, EntryMark()) }
-        return merged.tree()
     }
 
     /// The key shared with another entity, when this is a unique index and
