@@ -47,7 +47,9 @@ enum TransactionFormat {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
         bytes.appendVarint(UInt64(operations.count))
-        for operation in operations { try append(operation, to: &bytes) }
+        // By place: iterating would copy each operation out, retaining its
+        // key and value, an atomic write to memory another thread made.
+        for place in operations.indices { try append(operations[place], to: &bytes) }
         return bytes
     }
 
@@ -62,7 +64,7 @@ enum TransactionFormat {
         bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
         bytes.appendVarint(UInt64(operations.count))
         bytes.append(contentsOf: earlier.payload[varintSize(UInt64(earlier.count))...])
-        for operation in operations[earlier.count...] { try append(operation, to: &bytes) }
+        for place in earlier.count..<operations.count { try append(operations[place], to: &bytes) }
         return bytes
     }
 
