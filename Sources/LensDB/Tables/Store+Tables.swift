@@ -249,18 +249,22 @@ func sortedPermutation<Key: Comparable>(_ keys: UnsafeBufferPointer<Key>) -> [In
 }
 
 /// A key made of ``IndexValue`` fields, sorted field by field by
-/// `sortedPermutation(_:)`: an index key, or
-/// an index entry, whose fields are its key's.
+/// `sortedPermutation(_:)`: an index key, or an index entry, whose fields
+/// are its key's.
 protocol FieldedKey: Comparable {
     /// How many fields the key has.
     var fieldCount: Int { get }
     /// The value of field `position`.
     func field(_ position: Int) -> IndexValue
+    /// Whether `a`'s fields come before `b`'s, compared field by field:
+    /// the order of keys alone, which an entry's `<` extends by identifier.
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool
 }
 
 extension IndexedKey: FieldedKey {
     var fieldCount: Int { count }
     func field(_ position: Int) -> IndexValue { self[position] }
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool { a < b }
 }
 
 /// The positions of index keys in ascending order, equal keys by position,
@@ -298,7 +302,7 @@ func sortedPermutation<Key: FieldedKey>(_ keys: UnsafeBufferPointer<Key>) -> [In
             if order[run].allSatisfy({ !(keys[$0].field(field) < first) && !(first < keys[$0].field(field)) }) {
                 sort(run, from: field + 1)
             } else {
-                order[run].sort { keys[$0] < keys[$1] || (!(keys[$1] < keys[$0]) && $0 < $1) }
+                order[run].sort { Key.fieldsPrecede(keys[$0], keys[$1]) || (!Key.fieldsPrecede(keys[$1], keys[$0]) && $0 < $1) }
             }
             start = end
         }

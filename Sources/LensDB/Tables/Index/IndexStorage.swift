@@ -81,7 +81,13 @@ struct OneFieldEntry: IndexEntry {
 
     var key: IndexedKey { .one(value) }
     var fieldCount: Int { 1 }
-    func field(_ position: Int) -> IndexValue { value }
+
+    func field(_ position: Int) -> IndexValue {
+        assert(position == 0, "field \(position) of a one-field key")
+        return value
+    }
+
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool { a.value < b.value }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.value < b.value { return true }
@@ -109,7 +115,15 @@ struct TwoFieldEntry: IndexEntry {
 
     var key: IndexedKey { .two(first, second) }
     var fieldCount: Int { 2 }
-    func field(_ position: Int) -> IndexValue { position == 0 ? first : second }
+
+    func field(_ position: Int) -> IndexValue {
+        assert(position < 2, "field \(position) of a two-field key")
+        return position == 0 ? first : second
+    }
+
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool {
+        a.first < b.first || (!(b.first < a.first) && a.second < b.second)
+    }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.first < b.first { return true }
@@ -140,7 +154,17 @@ struct ThreeFieldEntry: IndexEntry {
 
     var key: IndexedKey { .three(first, second, third) }
     var fieldCount: Int { 3 }
-    func field(_ position: Int) -> IndexValue { position == 0 ? first : (position == 1 ? second : third) }
+
+    func field(_ position: Int) -> IndexValue {
+        assert(position < 3, "field \(position) of a three-field key")
+        return position == 0 ? first : (position == 1 ? second : third)
+    }
+
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool {
+        if a.first < b.first { return true }
+        if b.first < a.first { return false }
+        return a.second < b.second || (!(b.second < a.second) && a.third < b.third)
+    }
 
     static func < (a: Self, b: Self) -> Bool {
         if a.first < b.first { return true }
@@ -268,11 +292,11 @@ struct IndexStorage: Sendable {
 
     /// Whether `order` (places among `entries`) is the index's order of
     /// the entries of rows in identifier order: each of the
-    /// `entries.count` places named once, and entries that ascend (keys
-    /// that ascend, and places that ascend among equal keys, as the
-    /// identifiers do). A stored order that no longer fits (the index's
-    /// fields or their comparison changed, the file was written wrong)
-    /// costs a sort, never a wrong index.
+    /// `entries.count` places named once, keys that ascend, and places
+    /// that ascend among equal keys (so identifiers do). Only the keys'
+    /// fields are compared, never the rows. A stored order that no longer
+    /// fits (the index's fields or their comparison changed, the file was
+    /// written wrong) costs a sort, never a wrong index.
     ///
     /// That each place is named once is checked as such, not left to the
     /// comparisons: keys that do not compare as a strict weak order could
@@ -282,7 +306,11 @@ struct IndexStorage: Sendable {
     /// as a double ties both 2^53 and 2^53 + 1 as integers.
     private static func isOrder<Entry: IndexEntry>(_ order: [UInt32], of entries: UnsafeBufferPointer<Entry>) -> Bool {
         guard StoreState.namesEachOnce(order, count: entries.count) else { return false }
-        return order.indices.dropFirst().allSatisfy { entries[Int(order[$0 - 1])] < entries[Int(order[$0])] }
+        return order.indices.dropFirst().allSatisfy { next in
+            let previous = Int(order[next - 1]), place = Int(order[next])
+            if Entry.fieldsPrecede(entries[place], entries[previous]) { return false }
+            return previous < place || Entry.fieldsPrecede(entries[previous], entries[place])
+        }
     }
 
     /// The tree of `entries` taken in `order` (places among them), which

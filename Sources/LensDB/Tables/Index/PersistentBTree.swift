@@ -82,7 +82,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
 
         /// Adds the entry after every one added before: its key must be
         /// greater than theirs (a tree holds no key twice).
-        mutating func append(_ key: Key, _ value: Value) {
+        mutating func append(_ key: consuming Key, _ value: consuming Value) {
             let leaf = leaf ?? Node.make(isLeaf: true, capacity: Self.fill)
             leaf.append(key, value)
             if leaf.count == Self.fill {
@@ -576,7 +576,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     // MARK: Changes, on a node only its tree holds
 
     /// Appends a leaf entry; there must be room.
-    func append(_ key: Key, _ value: Value) {
+    func append(_ key: consuming Key, _ value: consuming Value) {
         insert(key, value, at: count)
     }
 
@@ -586,7 +586,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     }
 
     /// Inserts a leaf entry at `index`; there must be room. Counts it.
-    private func insert(_ key: Key, _ value: Value, at index: Int) {
+    private func insert(_ key: consuming Key, _ value: consuming Value, at index: Int) {
         let moved = count - index
         (keySlots + index + 1).moveInitialize(from: keySlots + index, count: moved)
         (keySlots + index).initialize(to: key)
