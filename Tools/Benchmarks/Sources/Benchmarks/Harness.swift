@@ -14,6 +14,14 @@ func now() -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+/// CPU seconds the process has used, on every thread: steadier than
+/// elapsed time on a shared machine, for work that spreads over threads.
+func processCPU() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+}
+
 /// Runs `body` repeatedly for at least `seconds` and returns operations per second,
 /// where each call of `body` performs `operations` operations.
 func rate(seconds: Double = 1.0, operations: Int = 1, _ body: () throws -> Void) rethrows -> Double {

@@ -74,12 +74,15 @@ let tableProfileWorkload = Workload(
     if CommandLine.arguments.contains("updates") {
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()
+        var cpu: [Double] = []
         for round in 1...5 {
             let updates = (0..<10_000).map { _ in BenchPerson.make(Int64.random(in: 1...100_000, using: &random), version: 100 + round) }
-            let start = now()
+            let (start, startCPU) = (now(), processCPU())
             try store.write { tx in try tx[people].put(updates) }
-            print(String(format: "10k updates in one transaction: %.3f s", now() - start))
+            cpu.append(processCPU() - startCPU)
+            print(String(format: "10k updates in one transaction: %.3f s (CPU %.3f s)", now() - start, cpu.last!))
         }
+        print(String(format: "CPU per 10k updates, median of 5: %.4f s", median(cpu)))
         store.close()
         return
     }
