@@ -193,8 +193,8 @@ struct IndexChange {
 /// found once for every index that rebuilds for it (``IndexStorage/apply(_:_:)``):
 /// the rows that leave, and the rows that arrive and stay, in identifier order.
 struct IndexBatch {
-    /// Every replaced row, by identity.
-    let leaving: Set<ObjectIdentifier>
+    /// Every replaced row.
+    let leaving: RowIdentities
     /// Every new row not replaced within the batch: one per identifier,
     /// in identifier order, so an index's equal keys stay in it when its
     /// keys are sorted with ties by position.
@@ -203,16 +203,72 @@ struct IndexBatch {
     init(_ changes: [IndexChange]) {
         // A load replaces nothing: its set stays empty, with no table made.
         let replacing = changes.reduce(0) { $0 + ($1.old == nil ? 0 : 1) }
-        var leaving = Set<ObjectIdentifier>(minimumCapacity: replacing)
-        for change in changes { if let old = change.old { leaving.insert(ObjectIdentifier(old)) } }
+        var leaving = RowIdentities(minimumCapacity: replacing)
+        for change in changes { if let old = change.old { leaving.insert(old) } }
         // A row replaced within the batch is both: it leaves, and was never in.
-        var arriving = leaving.isEmpty ? changes.map(\.new) : changes.compactMap { leaving.contains(ObjectIdentifier($0.new)) ? nil : $0.new }
+        var arriving = leaving.isEmpty ? changes.map(\.new) : changes.compactMap { leaving.contains($0.new) ? nil : $0.new }
         // A bulk load comes in identifier order already; updates need not.
         if !arriving.indices.dropFirst().allSatisfy({ arriving[$0 - 1].id < arriving[$0].id }) {
             arriving = sortedPermutation(arriving.map { IndexedKey.one($0.id) }).map { arriving[$0] }
         }
         self.leaving = leaving
         self.arriving = arriving
+    }
+}
+
+/// A set of rows by identity, holding none of them: a batch's leaving rows,
+/// which the batch's changes keep alive. A rebuild asks it once for each
+/// entry of an index, so it hashes an address with one multiplication
+/// (Fibonacci hashing) where `Set<ObjectIdentifier>` runs SipHash, and
+/// probes a flat table of addresses, one cache line for most lookups.
+struct RowIdentities {
+    /// Addresses, 0 where empty, at most half full: a power of two long.
+    private var slots: [UInt]
+    /// How far the product of an address and the multiplier is shifted
+    /// down to give a slot: its top bits, the best mixed.
+    private let shift: UInt
+    private(set) var count = 0
+
+    init(minimumCapacity: Int) {
+        var bits = 1
+        while 1 << bits < 2 * minimumCapacity { bits += 1 }
+        slots = Array(repeating: 0, count: 1 << bits)
+        shift = UInt(64 - bits)
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Adds `row`, unless it is in already.
+    mutating func insert(_ row: RowObject) {
+        let address = Self.address(of: .passUnretained(row))
+        var slot = self.slot(of: address)
+        while slots[slot] != 0 {
+            if slots[slot] == address { return }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+        precondition(2 * (count + 1) <= slots.count, "more rows than the set was made for")
+        slots[slot] = address
+        count += 1
+    }
+
+    func contains(_ row: RowObject) -> Bool { contains(.passUnretained(row)) }
+
+    /// Whether `row`, held unretained (an index entry's), is in the set.
+    func contains(_ row: Unmanaged<RowObject>) -> Bool {
+        let address = Self.address(of: row)
+        var slot = self.slot(of: address)
+        while true {
+            let held = slots[slot]
+            if held == address { return true }
+            if held == 0 { return false }
+            slot = (slot + 1) & (slots.count - 1)
+        }
+    }
+
+    private static func address(of row: Unmanaged<RowObject>) -> UInt { UInt(bitPattern: row.toOpaque()) }
+
+    private func slot(of address: UInt) -> Int {
+        Int(truncatingIfNeeded: (address &* 0x9E37_79B9_7F4A_7C15) >> shift)
     }
 }
 
@@ -429,7 +485,7 @@ struct IndexStorage: Sendable {
             var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
             var next = order.startIndex
             tree.forEach { entry, _ in
-                guard leaving.isEmpty || !leaving.contains(entry.row._withUnsafeGuaranteedRef(ObjectIdentifier.init)) else { return true }
+                guard leaving.isEmpty || !leaving.contains(entry.row) else { return true }
                 while next < order.endIndex, arrivals[order[next]] < entry {
                     merged.append((arrivals.baseAddress! + order[next]).move(), EntryMark())
                     next += 1
