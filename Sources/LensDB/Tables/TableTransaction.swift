@@ -121,8 +121,10 @@ public struct TableTransaction<T: Entity> {
         guard runs.count > 1 else { return nil }
         return Parallel.map(runs.count) { part -> [Encoded?] in
             let encoder = ValueEncoder()
-            return entities[runs[part]].map { entity in
-                Result { try encoder.encode(entity) }.map { (bytes: $0, summary: EncodingSummary($0)) }
+            // By place: mapping the slice would copy each entity out,
+            // retaining its fields, as `put` notes.
+            return runs[part].map { place in
+                Result { try encoder.encode(entities[place]) }.map { (bytes: $0, summary: EncodingSummary($0)) }
             }
         }.flatMap { $0 }
     }
