@@ -181,12 +181,23 @@ struct ThreeFieldEntry: IndexEntry {
     }
 }
 
-/// An entity's row `old` (nil: it was absent) replaced by `new`, held
+/// An entity's row `old` (nil: it was absent) replaced by `new`, kept
 /// until the indexes take the change in: a put of many entities defers
 /// its index changes to its end (``IndexStorage/apply(_:)``).
+///
+/// `old` is held: the change may have taken it out of the row tree, the
+/// only other place that held it. `new` is not, so a batch neither retains
+/// nor releases each of its rows once more: the row tree holds it (a load's
+/// list of rows, until that becomes the tree), or, once a later change of
+/// the batch replaces it there, that change's `old` does.
 struct IndexChange {
     let old: RowObject?
-    let new: RowObject
+    let new: Unmanaged<RowObject>
+
+    init(old: RowObject?, new: RowObject) {
+        self.old = old
+        self.new = .passUnretained(new)
+    }
 }
 
 /// What a batch of changes takes out of a table's indexes and puts in,
@@ -197,8 +208,8 @@ struct IndexBatch {
     let leaving: RowIdentities
     /// Every new row not replaced within the batch: one per identifier,
     /// in identifier order, so an index's equal keys stay in it when its
-    /// keys are sorted with ties by position.
-    let arriving: [RowObject]
+    /// keys are sorted with ties by position. Unretained, as the changes'.
+    let arriving: [Unmanaged<RowObject>]
 
     init(_ changes: [IndexChange]) {
         // A load replaces nothing: its set stays empty, with no table made.
@@ -208,8 +219,9 @@ struct IndexBatch {
         // A row replaced within the batch is both: it leaves, and was never in.
         var arriving = leaving.isEmpty ? changes.map(\.new) : changes.compactMap { leaving.contains($0.new) ? nil : $0.new }
         // A bulk load comes in identifier order already; updates need not.
-        if !arriving.indices.dropFirst().allSatisfy({ arriving[$0 - 1].id < arriving[$0].id }) {
-            arriving = sortedPermutation(arriving.map { IndexedKey.one($0.id) }).map { arriving[$0] }
+        let id = { (row: Unmanaged<RowObject>) in row._withUnsafeGuaranteedRef(\.id) }
+        if !arriving.indices.dropFirst().allSatisfy({ id(arriving[$0 - 1]) < id(arriving[$0]) }) {
+            arriving = sortedPermutation(arriving.map { IndexedKey.one(id($0)) }).map { arriving[$0] }
         }
         self.leaving = leaving
         self.arriving = arriving
@@ -313,7 +325,7 @@ struct IndexStorage: Sendable {
         _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
     ) -> PersistentBTree<Entry, EntryMark> {
         rows.withUnsafeBufferPointer { rows in
-            let entries: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, rows)
+            let entries: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, count: rows.count) { .passUnretained(rows[$0]) }
             defer { entries.deallocate() }
             if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(entries)) {
                 inStoredOrder = true
@@ -325,8 +337,8 @@ struct IndexStorage: Sendable {
         }
     }
 
-    /// The entries of `rows`, in their order, in a buffer the caller
-    /// deallocates once it has moved each entry out.
+    /// The entries of the `count` rows `row` gives, in their order, in a
+    /// buffer the caller deallocates once it has moved each entry out.
     ///
     /// Keys are read in the rows' order, which is the order they were
     /// allocated in; a sort then visits this dense column, not the rows.
@@ -335,11 +347,11 @@ struct IndexStorage: Sendable {
     /// tree as it is. A row is read without a retain, which would write to
     /// it: the indexes of a table are built side by side from the same rows.
     private static func entries<Entry: IndexEntry>(
-        _ definition: IndexDefinition, _ rows: UnsafeBufferPointer<RowObject>
+        _ definition: IndexDefinition, count: Int, row: (Int) -> Unmanaged<RowObject>
     ) -> UnsafeMutableBufferPointer<Entry> {
-        let entries = UnsafeMutableBufferPointer<Entry>.allocate(capacity: rows.count)
-        for place in rows.indices {
-            let row = Unmanaged.passUnretained(rows[place])
+        let entries = UnsafeMutableBufferPointer<Entry>.allocate(capacity: count)
+        for place in 0..<count {
+            let row = row(place)
             let entry = row._withUnsafeGuaranteedRef { Entry(key: definition.key($0), row: row, idBits: $0.idOrderBits) }
             (entries.baseAddress! + place).initialize(to: entry)
         }
@@ -449,11 +461,12 @@ struct IndexStorage: Sendable {
     /// here when nil and needed).
     ///
     /// Entries are matched to changes by row identity, so every row named
-    /// by `changes` must still be alive: each change holds its rows.
+    /// by `changes` must still be alive: each change holds its old row, and
+    /// the row tree (or a later change's old row) its new one.
     mutating func apply(_ changes: [IndexChange], _ batch: IndexBatch?) {
         guard !changes.isEmpty else { return }
         guard rebuilds(for: changes) else {
-            for change in changes { update(old: change.old, new: change.new) }
+            for change in changes { update(old: change.old, new: change.new.takeUnretainedValue()) }
             return
         }
         let batch = batch ?? IndexBatch(changes)
@@ -479,7 +492,7 @@ struct IndexStorage: Sendable {
             // Made and sorted as an index build does. Equal keys go in
             // identifier order, which the rows come in. The merge reads
             // the arrivals in turn, and moves each into the tree.
-            let arrivals: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, rows)
+            let arrivals: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, count: rows.count) { rows[$0] }
             defer { arrivals.deallocate() }
             let order = sortedPermutation(UnsafeBufferPointer(arrivals))
             var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
