@@ -116,7 +116,7 @@ public struct Transaction: Sendable {
 
     /// The record of every operation, when one was made ahead: that one, or
     /// one continuing it with the operations added since. Nil when none was.
-    /// The bytes are those ``TransactionFormat/encode(_:operationBytes:)``
+    /// The bytes are those ``TransactionFormat/encode(_:continuing:operationBytes:)``
     /// makes of ``operations``.
     func recordOfEveryOperation() throws -> PreparedRecord? {
         guard let made = recordMadeAhead, let compress = recordCompression else { return nil }

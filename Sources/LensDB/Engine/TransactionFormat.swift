@@ -43,28 +43,22 @@ enum TransactionFormat {
     /// `operationBytes`, when given, is what the operations take without
     /// their count (``Transaction/operationBytes``): the payload is then
     /// reserved without a pass over them.
-    static func encode(_ operations: [Operation], operationBytes: Int? = nil) throws -> [UInt8] {
+    ///
+    /// `earlier`, when given, is the payload of the first `earlier.count`
+    /// of `operations`, made before the rest were added: its operations'
+    /// bytes are copied from it, not made again, and the bytes are the same.
+    static func encode(
+        _ operations: [Operation], continuing earlier: (count: Int, payload: [UInt8])? = nil, operationBytes: Int? = nil
+    ) throws -> [UInt8] {
+        let made = earlier?.count ?? 0
+        precondition(made <= operations.count, "an earlier payload of \(made) operations cannot start \(operations.count)")
         var bytes: [UInt8] = []
         bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
         bytes.appendVarint(UInt64(operations.count))
+        if let earlier { bytes.append(contentsOf: earlier.payload[varintSize(UInt64(earlier.count))...]) }
         // By place: iterating would copy each operation out, retaining its
         // key and value, an atomic write to memory another thread made.
-        for place in operations.indices { try append(operations[place], to: &bytes) }
-        return bytes
-    }
-
-    /// ``encode(_:)``, reusing `earlier` when given: the payload of the
-    /// first `earlier.count` of `operations`, made before the rest were
-    /// added. Its operations' bytes are copied from it, not made again;
-    /// the bytes are those ``encode(_:)`` makes.
-    static func encode(_ operations: [Operation], continuing earlier: (count: Int, payload: [UInt8])?, operationBytes: Int? = nil) throws -> [UInt8] {
-        guard let earlier else { return try encode(operations, operationBytes: operationBytes) }
-        precondition(earlier.count <= operations.count, "an earlier payload of \(earlier.count) operations cannot start \(operations.count)")
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(reservation(for: operations, operationBytes: operationBytes))
-        bytes.appendVarint(UInt64(operations.count))
-        bytes.append(contentsOf: earlier.payload[varintSize(UInt64(earlier.count))...])
-        for place in earlier.count..<operations.count { try append(operations[place], to: &bytes) }
+        for place in made..<operations.count { try append(operations[place], to: &bytes) }
         return bytes
     }
 
