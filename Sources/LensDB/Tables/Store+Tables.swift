@@ -261,6 +261,19 @@ protocol FieldedKey: Comparable {
     static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool
 }
 
+extension FieldedKey {
+    /// -1, 0 or 1 as the first fields of this key (as many as `values` has)
+    /// come before, equal or after `values`, compared field by field.
+    func compareLeading(_ values: [IndexValue]) -> Int {
+        for position in 0..<Swift.min(fieldCount, values.count) {
+            let field = field(position)
+            if field < values[position] { return -1 }
+            if values[position] < field { return 1 }
+        }
+        return 0
+    }
+}
+
 extension IndexedKey: FieldedKey {
     var fieldCount: Int { count }
     func field(_ position: Int) -> IndexValue { self[position] }

@@ -553,8 +553,8 @@ struct IndexStorage: Sendable {
     }
 
     private static func ranks<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> Range<Int> {
-        let lower = tree.rank(of: { range.isBelow($0.key) })
-        return lower..<max(lower, tree.rank(of: { !range.isAbove($0.key) }))
+        let lower = tree.rank(of: { range.isBelow($0) })
+        return lower..<max(lower, tree.rank(of: { !range.isAbove($0) }))
     }
 
     /// ``ranks(of:)``, with the keys of the range's first and last entries
@@ -569,8 +569,8 @@ struct IndexStorage: Sendable {
     }
 
     private static func ends<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> RangeEnds {
-        let lower = tree.rankAndNeighbors(of: { range.isBelow($0.key) })
-        let upper = tree.rankAndNeighbors(of: { !range.isAbove($0.key) })
+        let lower = tree.rankAndNeighbors(of: { range.isBelow($0) })
+        let upper = tree.rankAndNeighbors(of: { !range.isAbove($0) })
         guard lower.rank < upper.rank else { return RangeEnds(ranks: lower.rank..<lower.rank) }
         return RangeEnds(ranks: lower.rank..<upper.rank, first: lower.at?.key, last: upper.before?.key)
     }
@@ -649,7 +649,7 @@ struct IndexStorage: Sendable {
         guard bounds.contains(rank) else { return false }
         return withExtendedLifetime(tree) {
             var up = PersistentBTree.Cursor(tree, atRank: rank)
-            guard let value = up.withKey({ $0.key[field] }) else { return false }
+            guard let value = up.withKey({ $0.field(field) }) else { return false }
             var down = up.turned()
             // The rows of the group's entries from `rank` up, then those
             // below it, nearest first, into one array: each cursor stops at
@@ -659,7 +659,7 @@ struct IndexStorage: Sendable {
             group.reserveCapacity(Swift.min(upward, limit) + Swift.min(downward, limit))
             func gather(_ cursor: inout PersistentBTree<Entry, EntryMark>.Cursor, count: Int, into group: inout [Unmanaged<RowObject>]) -> Bool {
                 let start = group.count
-                while group.count - start < count, let row = cursor.withKey({ $0.key[field] == value ? $0.row : nil }), let row {
+                while group.count - start < count, let row = cursor.withKey({ $0.field(field) == value ? $0.row : nil }), let row {
                     guard group.count - start < limit else { return false }
                     group.append(row)
                     cursor.advance()
@@ -711,13 +711,13 @@ struct IndexStorage: Sendable {
     ) rethrows {
         let prefetch: ((Entry, EntryMark) -> Void)? = ahead ? { entry, mark in prefetchRow(entry, mark) } : nil
         if descending {
-            try tree.forEachReversed(from: { comesBefore(range, start, $0.key, descending: true) }, ahead: prefetch) { entry, _ in
+            try tree.forEachReversed(from: { comesBefore(range, start, $0, descending: true) }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isBelow(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
             }
         } else {
-            try tree.forEach(from: { comesBefore(range, start, $0.key, descending: false) }, ahead: prefetch) { entry, _ in
+            try tree.forEach(from: { comesBefore(range, start, $0, descending: false) }, ahead: prefetch) { entry, _ in
                 let key = entry.key
                 guard !range.isAbove(key) else { return false }
                 return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
@@ -728,7 +728,7 @@ struct IndexStorage: Sendable {
     /// Whether a walk of `range` in the direction asked, beginning at
     /// `start` (leading values, as ``forEach(in:descending:startingAt:readsRows:_:)``
     /// takes them), reaches `key` before it begins: what its descent skips.
-    private static func comesBefore(_ range: KeyRange, _ start: [IndexValue]?, _ key: IndexedKey, descending: Bool) -> Bool {
+    private static func comesBefore<Key: FieldedKey>(_ range: KeyRange, _ start: [IndexValue]?, _ key: Key, descending: Bool) -> Bool {
         if descending { return range.isAbove(key) || start.map { key.compareLeading($0) > 0 } == true }
         return range.isBelow(key) || start.map { key.compareLeading($0) < 0 } == true
     }
@@ -763,16 +763,15 @@ struct IndexStorage: Sendable {
         var heads: [(entry: Entry, value: IndexValue, range: KeyRange)] = []
         func head(_ cursor: PersistentBTree<Entry, EntryMark>.Cursor, _ range: KeyRange) -> (Entry, IndexValue, KeyRange)? {
             guard let (entry, _) = cursor.entry else { return nil }
-            let key = entry.key
-            guard !(descending ? range.isBelow(key) : range.isAbove(key)) else { return nil }
+            guard !(descending ? range.isBelow(entry) : range.isAbove(entry)) else { return nil }
             lens_prefetch_object(entry.row.toOpaque())
-            return (entry, key[field], range)
+            return (entry, entry.field(field), range)
         }
         try withExtendedLifetime(tree) {
             for (run, range) in runs.enumerated() {
                 let start = starts?[run]
                 let cursor = PersistentBTree.Cursor(tree, descending: descending) {
-                    comesBefore(range, start, $0.key, descending: descending)
+                    comesBefore(range, start, $0, descending: descending)
                 }
                 guard let first = head(cursor, range) else { continue }
                 cursors.append(cursor)
@@ -802,9 +801,10 @@ struct IndexStorage: Sendable {
 
     /// The distinct values of field `field` among the entries at
     /// `ends.ranks`, a range fixing the fields before it to `prefix`, in
-    /// ascending order, each with the ranks of its entries: a skip scan by
-    /// rank, one descent by the subtree counts to a value's first entry and
-    /// one past its last, never a walk of the entries between. A range
+    /// ascending order, each with the ranks of its entries: a skip scan, one
+    /// descent past each value's last entry, which most often ends in the
+    /// leaf holding the next value's first (else one descent by the subtree
+    /// counts finds it), never a walk of the entries between. A range
     /// whose first and last entries are known and hold one value is one
     /// run, found with no descent. Nil once there are more than `limit`.
     func distinctRuns(within ends: RangeEnds, prefix: [IndexValue], field: Int, limit: Int) -> [(value: IndexValue, ranks: Range<Int>)]? {
@@ -813,24 +813,34 @@ struct IndexStorage: Sendable {
         if limit > 0, let first = ends.first?[field], first == ends.last?[field] { return [(first, ranks)] }
         var runs: [(value: IndexValue, ranks: Range<Int>)] = []
         var start = ranks.lowerBound
-        while start < ranks.upperBound, let key = key(atRank: start) {
+        // The key at `start`, when the descent that found `start` reached it.
+        var known = ends.first
+        while start < ranks.upperBound, let key = known ?? key(atRank: start) {
             guard runs.count < limit else { return nil }
             let value = key[field]
+            let (past, next) = firstPast(KeyRange(prefix: prefix + [value]))
             // The entry at `start` is in its own value's run.
-            let end = Swift.min(ranks.upperBound, Swift.max(start + 1, rank(past: KeyRange(prefix: prefix + [value]))))
+            let end = Swift.min(ranks.upperBound, Swift.max(start + 1, past))
             runs.append((value, start..<end))
             start = end
+            known = end == past ? next : nil
         }
         return runs
     }
 
-    /// The rank of the first entry after `range`. O(log n).
-    private func rank(past range: KeyRange) -> Int {
+    /// The rank of the first entry after `range`, with that entry's key when
+    /// the descent reaches it. O(log n).
+    private func firstPast(_ range: KeyRange) -> (rank: Int, key: IndexedKey?) {
         switch entries {
-        case let .one(tree): tree.rank(of: { !range.isAbove($0.key) })
-        case let .two(tree): tree.rank(of: { !range.isAbove($0.key) })
-        case let .three(tree): tree.rank(of: { !range.isAbove($0.key) })
+        case let .one(tree): Self.firstPast(tree, range)
+        case let .two(tree): Self.firstPast(tree, range)
+        case let .three(tree): Self.firstPast(tree, range)
         }
+    }
+
+    private static func firstPast<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, _ range: KeyRange) -> (rank: Int, key: IndexedKey?) {
+        let found = tree.rankAndNeighbors(of: { !range.isAbove($0) })
+        return (found.rank, found.at?.key)
     }
 
     /// Starts loading the row of an entry a walk will soon pass on. An

@@ -146,17 +146,6 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
 
     var first: IndexValue { self[0] }
 
-    /// -1, 0 or 1 as the first fields of this key (as many as `values` has)
-    /// come before, equal or after `values`, compared field by field.
-    func compareLeading(_ values: [IndexValue]) -> Int {
-        for position in 0..<Swift.min(count, values.count) {
-            let field = self[position]
-            if field < values[position] { return -1 }
-            if values[position] < field { return 1 }
-        }
-        return 0
-    }
-
     @usableFromInline
     static func < (a: IndexedKey, b: IndexedKey) -> Bool {
         if case let .one(x) = a, case let .one(y) = b { return x < y }
@@ -193,27 +182,29 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
 
     static let everything = KeyRange()
 
-    /// Whether `key` comes before the range.
-    func isBelow(_ key: IndexedKey) -> Bool {
+    /// Whether `key` comes before the range. Generic over the key's form,
+    /// so that a descent asks of each index entry it passes in place,
+    /// reading only the fields it compares, without making a key of it.
+    func isBelow<Key: FieldedKey>(_ key: Key) -> Bool {
         for (index, value) in prefix.enumerated() {
-            let field = key[index]
+            let field = key.field(index)
             if field < value { return true }
             if value < field { return false }
         }
-        guard let lower, prefix.count < key.count else { return false }
-        let value = key[prefix.count]
+        guard let lower, prefix.count < key.fieldCount else { return false }
+        let value = key.field(prefix.count)
         return value < lower.value || (!lower.inclusive && value == lower.value)
     }
 
-    /// Whether `key` comes after the range.
-    func isAbove(_ key: IndexedKey) -> Bool {
+    /// Whether `key` comes after the range, asked as ``isBelow(_:)`` is.
+    func isAbove<Key: FieldedKey>(_ key: Key) -> Bool {
         for (index, value) in prefix.enumerated() {
-            let field = key[index]
+            let field = key.field(index)
             if value < field { return true }
             if field < value { return false }
         }
-        guard let upper, prefix.count < key.count else { return false }
-        let value = key[prefix.count]
+        guard let upper, prefix.count < key.fieldCount else { return false }
+        let value = key.field(prefix.count)
         return upper.value < value || (!upper.inclusive && value == upper.value)
     }
 
