@@ -150,7 +150,7 @@ struct TableLoader<T: Entity> {
             ids = order.map { ids[$0] }
             rows = order.map { rows[$0] }
         }
-        storage.load(zip(ids, rows), count: rows.count)
+        storage.load(ids: ids, rows: rows)
         storage.encodedBytes = rows.reduce(0) { $0 + Int($1.encodedCount) }
         // The snapshot's orders place rows among its entries; with an entry
         // that did not decode, the places are not the rows' any more.

@@ -156,7 +156,7 @@ struct QuarantinedEntry: Sendable {
 struct TableStorage: Sendable {
     let name: String
     let schema: TableSchema
-    var rows = PersistentBTree<IndexValue, RowObject>()
+    var rows = RowTree()
     var indexes: [IndexStorage]
     var quarantine: TreeDictionary<[UInt8], QuarantinedEntry> = [:]
     /// The bytes of the entities' encodings, added up.
@@ -228,19 +228,19 @@ struct TableStorage: Sendable {
         loading.append(row)
     }
 
-    /// Builds the row tree of an empty table from `count` rows with their
-    /// identifiers, ascending, as one tree: no descent per row. What a load
-    /// and an open both end with.
-    mutating func load(_ rows: some Sequence<(IndexValue, RowObject)>, count: Int) {
+    /// Builds the row tree of an empty table from `rows`, whose identifiers
+    /// `ids` ascend, as one tree: no descent per row. What a load and an
+    /// open both end with.
+    mutating func load(ids: [IndexValue], rows: [RowObject]) {
         precondition(self.rows.isEmpty, "a load goes into an empty table")
-        var built = PersistentBTree<IndexValue, RowObject>.Builder(capacity: count)
-        for (id, row) in rows { built.append(id, row) }
-        self.rows = built.tree()
+        precondition(ids.count == rows.count, "a row for each identifier")
+        self.rows = RowTree(count: rows.count, id: { ids[$0] }, row: { rows[$0] })
     }
 
-    /// ``load(_:count:)`` of a load's rows, which hold their identifiers.
+    /// ``load(ids:rows:)`` of a load's rows, which hold their identifiers.
     mutating func load(_ rows: [RowObject]) {
-        load(rows.lazy.map { ($0.id, $0) }, count: rows.count)
+        precondition(self.rows.isEmpty, "a load goes into an empty table")
+        self.rows = RowTree(count: rows.count, id: { rows[$0].id }, row: { rows[$0] })
     }
 
     /// Puts `row` in the row tree, counting its bytes; returns the row it replaced.

@@ -31,6 +31,42 @@ import Testing
         }
     }
 
+    /// A table keyed by `UInt64` holds its rows as integers until an
+    /// identifier above `Int64.max` arrives, then as values: every entity
+    /// stays where it was, in identifier order, before and after a reopen
+    /// (which builds the tree at once) and a compaction, and a reader
+    /// holding the version from before the change still reads its own.
+    @Test func identifiersAboveInt64MaxJoinAnIntegerTable() async throws {
+        struct Counter: Entity, Equatable { var id: UInt64; var count: Int }
+        let fileSystem = SimulatedFileSystem()
+        let low = [UInt64(0), 1, 7, UInt64(Int64.max)].map { Counter(id: $0, count: Int($0 % 100)) }
+        let high = [UInt64(Int64.max) + 1, UInt64.max].map { Counter(id: $0, count: 3) }
+        do {
+            let store = try tableStore(fileSystem)
+            let counters = try store.table(Counter.self, named: "counters", indexes: [.on(\.count)])
+            try counters.put(low)
+            let before = counters.snapshot()
+            let reader = Task.detached { (0..<200).allSatisfy { _ in before.all() == low } }
+            try counters.put(high[1])
+            try counters.put(high[0])
+            try counters.remove(7)
+            #expect(await reader.value)
+            #expect(before.all() == low && before[UInt64.max] == nil)
+            #expect(counters.all() == low.filter { $0.id != 7 } + high)
+            #expect(counters[UInt64.max] == high[1] && counters[7] == nil)
+            store.close()
+        }
+        for round in 0..<2 {
+            let store = try tableStore(fileSystem)
+            let counters = try store.table(Counter.self, named: "counters", indexes: [.on(\.count)])
+            #expect(counters.all() == low.filter { $0.id != 7 } + high, "round \(round)")
+            #expect(try counters.query.filter(\.count == 3).all() == high, "round \(round)")
+            #expect(counters[UInt64(Int64.max) + 1] == high[0] && counters[0] == low[0], "round \(round)")
+            if round == 0 { try store.compact() }
+            store.close()
+        }
+    }
+
     @Test func anEqualPutWritesNoRecord() throws {
         let store = try tableStore()
         let people = try store.table(Person.self, named: "people", indexes: personIndexes)
