@@ -148,6 +148,14 @@ struct RowTree: Sendable {
         if case .integers = keys { true } else { false }
     }
 
+    /// The root node's identity (``PersistentBTree/rootIdentity``): for tests.
+    var rootIdentity: ObjectIdentifier? {
+        switch keys {
+        case let .integers(tree): tree.rootIdentity
+        case let .values(tree): tree.rootIdentity
+        }
+    }
+
     /// The tree of values holding the entries of `integers`.
     private static func values(of integers: PersistentBTree<Int64, RowObject>) -> PersistentBTree<IndexValue, RowObject> {
         var built = PersistentBTree<IndexValue, RowObject>.Builder(capacity: integers.count)

@@ -61,6 +61,27 @@ struct RowTreeTests {
         #expect(tree.isEmpty)
     }
 
+    /// A change to a tree no other version shares is made in place, in
+    /// either form: a put copying its path each time would be slow, never
+    /// wrong, so only the root's identity tells. A version that shares the
+    /// tree keeps its nodes and its rows.
+    @Test func aChangeNoOtherVersionSharesIsMadeInPlace() {
+        for widened in [false, true] {
+            let rows = (0..<10_000).map { RowObject(id: .int(Int64($0)), lsn: 1, encoding: .unknown) }
+            var tree = RowTree(count: rows.count, id: { rows[$0].id }, row: { rows[$0] })
+            if widened { tree.updateValue(RowObject(id: .string("x"), lsn: 2, encoding: .unknown), forKey: .string("x")) }
+            #expect(tree.holdsIntegers == !widened)
+            let root = tree.rootIdentity
+            tree.updateValue(RowObject(id: .int(5), lsn: 2, encoding: .unknown), forKey: .int(5))
+            #expect(tree.rootIdentity == root, "widened: \(widened)")
+            #expect(tree.removeValue(forKey: .int(6)) === rows[6] && tree.rootIdentity == root, "widened: \(widened)")
+            let version = tree
+            tree.updateValue(RowObject(id: .int(7), lsn: 3, encoding: .unknown), forKey: .int(7))
+            #expect(tree.rootIdentity != root && version.rootIdentity == root, "widened: \(widened)")
+            #expect(version.value(for: .int(7)) === rows[7] && tree.value(for: .int(7)) !== rows[7], "widened: \(widened)")
+        }
+    }
+
     /// Built at once, as a load or an open builds it: integers when every
     /// identifier is one, values as soon as one is not.
     @Test func aBuiltTreeHoldsIntegersOnlyWhenEveryIdentifierIsOne() {

@@ -126,6 +126,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     }
     var isEmpty: Bool { count == 0 }
 
+    /// The root node's identity: for tests that check a change was made in
+    /// place, not on a copy.
+    var rootIdentity: ObjectIdentifier? { root.map(ObjectIdentifier.init) }
+
     /// The value for `key`, if any.
     ///
     /// The descent holds each node unretained: the tree holds the root,
