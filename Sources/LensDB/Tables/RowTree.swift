@@ -6,9 +6,10 @@
 /// An integer key takes 8 bytes where an ``IndexValue`` takes 24, and
 /// compares as one instruction where an ``IndexValue`` switches on both
 /// cases first. A point read's descent then searches a leaf's keys in 4
-/// cache lines instead of 12, and a commit copies and frees a leaf of
-/// plain integers, which takes no reference counting. The two orders agree:
-/// ``IndexValue`` orders integers as integers.
+/// cache lines instead of 12, and a commit that copies or frees a leaf
+/// copies or drops its keys as plain bytes (its rows are retained or
+/// released as before). The two orders agree: ``IndexValue`` orders
+/// integers as integers.
 ///
 /// A tree of integers becomes a tree of values, once, when an identifier
 /// that is not an integer goes in (a `UInt64` above `Int64.max`); it never
