@@ -8,17 +8,16 @@ struct Workload: Sendable {
 }
 
 /// Monotonic seconds.
-func now() -> Double {
-    var time = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &time)
-    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
-}
+func now() -> Double { seconds(of: CLOCK_MONOTONIC) }
 
 /// CPU seconds the process has used, on every thread: steadier than
 /// elapsed time on a shared machine, for work that spreads over threads.
-func processCPU() -> Double {
+func processCPU() -> Double { seconds(of: CLOCK_PROCESS_CPUTIME_ID) }
+
+/// The reading of `clock`, in seconds.
+private func seconds(of clock: clockid_t) -> Double {
     var time = timespec()
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    clock_gettime(clock, &time)
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
