@@ -327,6 +327,31 @@ import Testing
         }
     }
 
+    /// A builder holds the leaf it fills without a reference count of its
+    /// own and hands that leaf's one reference on: whether the last leaf is
+    /// open, just filled or the whole tree, every key and value a built
+    /// tree took is alive while the tree is, and released once with it.
+    @Test func builtTreesReleaseEveryEntryWithTheirLastVersion() {
+        let fill = PersistentBTree<CountedKey, Counted>.leafCapacity * 3 / 4
+        for count in [1, fill - 1, fill, fill + 1, fill * 3, fill * 3 + 2] {
+            let census = Census()
+            do {
+                var builder = PersistentBTree<CountedKey, Counted>.Builder(capacity: count)
+                for key in 0..<count { builder.append(CountedKey(key, census), Counted(key, census)) }
+                let tree = builder.tree()
+                #expect(census.live.withLock { $0 } == 2 * count, "\(count) entries")
+                var seen = 0
+                tree.forEach { key, value in
+                    #expect(key.key == seen && value.value == seen)
+                    seen += 1
+                    return true
+                }
+                #expect(seen == count && tree.checkInvariants() == nil, "\(count) entries")
+            }
+            #expect(census.live.withLock { $0 } == 0, "\(count) entries: keys or values left alive")
+        }
+    }
+
     /// A node is one allocation whose slots the tree initializes, moves and
     /// destroys by hand. Keys and values that count their own lives show
     /// that every one a tree took is released once, whatever the changes

@@ -67,10 +67,16 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// order, without an array of them all first: each goes straight into
     /// a leaf, and leaves are filled to three quarters, leaving room for
     /// inserts before a split.
+    ///
+    /// The leaf being filled is held unretained, so appending an entry
+    /// neither retains nor releases it: `leaves` takes the reference that
+    /// `make` gave once the leaf is full, or ``tree()`` does. A builder
+    /// dropped before ``tree()`` leaks that leaf; every caller ends with it.
     struct Builder {
         private var leaves: [Node] = []
-        /// The leaf being filled, with room for `fill` entries.
-        private var leaf: Node?
+        /// The leaf being filled, with room for `fill` entries: holds the
+        /// reference `make` gave, which the builder passes on.
+        private var leaf: Unmanaged<Node>?
         private static var fill: Int { PersistentBTree.leafCapacity * 3 / 4 }
         /// How many children an internal node built here takes.
         private static var branchFill: Int { PersistentBTree.branchCapacity * 3 / 4 }
@@ -83,10 +89,16 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         /// Adds the entry after every one added before: its key must be
         /// greater than theirs (a tree holds no key twice).
         mutating func append(_ key: consuming Key, _ value: consuming Value) {
-            let leaf = leaf ?? Node.make(isLeaf: true, capacity: Self.fill)
-            leaf.append(key, value)
-            if leaf.count == Self.fill {
-                leaves.append(leaf)
+            let leaf = leaf ?? .passRetained(Node.make(isLeaf: true, capacity: Self.fill))
+            // Moved through an optional: a closure cannot consume its captures.
+            var entry = Optional((key, value))
+            let full = leaf._withUnsafeGuaranteedRef { node in
+                let (key, value) = entry.take()!
+                node.append(key, value)
+                return node.count == Self.fill
+            }
+            if full {
+                leaves.append(leaf.takeRetainedValue())
                 self.leaf = nil
             } else {
                 self.leaf = leaf
@@ -95,8 +107,9 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
 
         /// The tree of the entries added.
         consuming func tree() -> PersistentBTree {
-            if var last = leaf {
+            if let open = leaf {
                 // The last leaf, at its own size: a small tree is all of it.
+                var last = open.takeRetainedValue()
                 Node.shrink(&last)
                 leaves.append(last)
                 leaf = nil
