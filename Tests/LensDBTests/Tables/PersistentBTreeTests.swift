@@ -327,17 +327,23 @@ import Testing
         }
     }
 
-    /// A builder holds the leaf it fills without a reference count of its
-    /// own and hands that leaf's one reference on: whether the last leaf is
-    /// open, just filled or the whole tree, every key and value a built
-    /// tree took is alive while the tree is, and released once with it.
+    /// A builder owns the leaf it fills by hand, not through ARC, and hands
+    /// that reference on: whether the last leaf is open, just filled or the
+    /// whole tree, every key and value a built tree took is alive while the
+    /// tree is and released once with it, and the open leaf itself is
+    /// freed with the tree (it holds nothing by then: its entries moved
+    /// into a leaf of their own size). A builder dropped before it builds
+    /// releases its entries and its open leaf too.
     @Test func builtTreesReleaseEveryEntryWithTheirLastVersion() {
         let fill = PersistentBTree<CountedKey, Counted>.leafCapacity * 3 / 4
-        for count in [1, fill - 1, fill, fill + 1, fill * 3, fill * 3 + 2] {
+        for count in [0, 1, fill - 1, fill, fill + 1, fill * 3, fill * 3 + 2] {
             let census = Census()
+            weak var openLeaf: AnyObject?
             do {
                 var builder = PersistentBTree<CountedKey, Counted>.Builder(capacity: count)
                 for key in 0..<count { builder.append(CountedKey(key, census), Counted(key, census)) }
+                openLeaf = builder.openLeaf
+                #expect((openLeaf == nil) == (count % fill == 0), "\(count) entries")
                 let tree = builder.tree()
                 #expect(census.live.withLock { $0 } == 2 * count, "\(count) entries")
                 var seen = 0
@@ -349,7 +355,17 @@ import Testing
                 #expect(seen == count && tree.checkInvariants() == nil, "\(count) entries")
             }
             #expect(census.live.withLock { $0 } == 0, "\(count) entries: keys or values left alive")
+            #expect(openLeaf == nil, "\(count) entries: the open leaf left alive")
         }
+        let census = Census()
+        weak var openLeaf: AnyObject?
+        do {
+            var dropped = PersistentBTree<CountedKey, Counted>.Builder(capacity: fill * 2)
+            for key in 0..<fill + 3 { dropped.append(CountedKey(key, census), Counted(key, census)) }
+            openLeaf = dropped.openLeaf
+            #expect(openLeaf != nil && census.live.withLock { $0 } == 2 * (fill + 3))
+        }
+        #expect(census.live.withLock { $0 } == 0 && openLeaf == nil, "a dropped builder left entries or its leaf alive")
     }
 
     /// A node is one allocation whose slots the tree initializes, moves and

@@ -68,14 +68,16 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// a leaf, and leaves are filled to three quarters, leaving room for
     /// inserts before a split.
     ///
-    /// The leaf being filled is held unretained, so appending an entry
-    /// neither retains nor releases it: `leaves` takes the reference that
-    /// `make` gave once the leaf is full, or ``tree()`` does. A builder
-    /// dropped before ``tree()`` leaks that leaf; every caller ends with it.
-    struct Builder {
+    /// The leaf being filled is held as an owned `Unmanaged` reference,
+    /// the one `make` gave, which the builder releases or hands on by
+    /// hand: appending an entry then neither retains nor releases the
+    /// leaf. `leaves` takes that reference once the leaf is full, or
+    /// ``tree()`` does; a builder dropped before ``tree()`` releases it.
+    /// Not copyable: two copies would each hand on the one reference.
+    struct Builder: ~Copyable {
         private var leaves: [Node] = []
-        /// The leaf being filled, with room for `fill` entries: holds the
-        /// reference `make` gave, which the builder passes on.
+        /// The leaf being filled, with room for `fill` entries, and the
+        /// reference to it that the builder owns.
         private var leaf: Unmanaged<Node>?
         private static var fill: Int { PersistentBTree.leafCapacity * 3 / 4 }
         /// How many children an internal node built here takes.
@@ -85,6 +87,12 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
         init(capacity: Int) {
             leaves.reserveCapacity(capacity / Self.fill + 1)
         }
+
+        deinit { leaf?.release() }
+
+        /// The leaf being filled, for tests that check it is freed with
+        /// the tree built.
+        var openLeaf: AnyObject? { leaf?.takeUnretainedValue() }
 
         /// Adds the entry after every one added before: its key must be
         /// greater than theirs (a tree holds no key twice).
