@@ -20,7 +20,7 @@ let migrationWorkload = Workload(
         try fillBoth(lens: people, store: store, grdb: pool, count: 100_000)
         try store.compact()
         store.close()
-        try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
+        _ = try pool.writeWithoutTransaction { db in try db.checkpoint(.truncate) }
         try pool.close()
     }
     let sides = ["batched", "one record", "GRDB"]
