@@ -18,15 +18,15 @@ let logWorkload = Workload(
     var file = 0
     func nextPath() -> String { file += 1; return "\(directory)/bench-\(file).log" }
 
-    let rawAppend = try RawLog(path: nextPath(), frame: frame, preallocate: false)
-    let rawPreallocated = try RawLog(path: nextPath(), frame: frame, preallocate: true)
+    let rawAppend = try RawLog(path: nextPath(), region: .growing)
+    let rawPreallocated = try RawLog(path: nextPath(), region: .reserved)
     let lens = try lensWriter(path: nextPath(), preallocationChunk: 4 << 20)
     let lensNoPreallocation = try lensWriter(path: nextPath(), preallocationChunk: 0)
     defer { for writer in [lens, lensNoPreallocation] { writer.close() } }
 
     let results = try interleave([
-        Contender(name: "raw append") { rawAppend.run(until: $0) },
-        Contender(name: "raw preallocated") { rawPreallocated.run(until: $0) },
+        Contender(name: "raw append") { try rawAppend.run(frame, until: $0) },
+        Contender(name: "raw preallocated") { try rawPreallocated.run(frame, until: $0) },
         Contender(name: "LensDB") { try appendLoop(lens, payload, until: $0) },
         Contender(name: "LensDB, no preallocation") { try appendLoop(lensNoPreallocation, payload, until: $0) },
     ], rounds: 10, window: 0.3)
@@ -122,42 +122,6 @@ private final class CPUBurner: @unchecked Sendable {
     func stop() {
         running.withLock { $0 = false }
         group.wait()
-    }
-}
-
-/// The disk's own rate: pwrite one frame and fdatasync, in a loop, either
-/// at the end of a growing file or over a posix_fallocate'd region.
-private final class RawLog {
-    let descriptor: Int32
-    let bytes: [UInt8]
-    let limit: off_t
-    var offset: off_t = 0
-
-    init(path: String, frame: Int, preallocate: Bool) throws {
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        bytes = [UInt8](repeating: 0x5A, count: frame)
-        limit = preallocate ? 64 << 20 : .max
-        if preallocate {
-            let result = posix_fallocate(descriptor, 0, limit)
-            guard result == 0 else { throw POSIXError(POSIXErrorCode(rawValue: result) ?? .EIO) }
-        }
-        // The allocation itself is metadata; the loop measures data syncs.
-        _ = fsync(descriptor)
-    }
-
-    deinit { close(descriptor) }
-
-    func run(until deadline: Double) -> Int {
-        var count = 0
-        while now() < deadline {
-            if offset + off_t(bytes.count) > limit { offset = 0 }
-            _ = bytes.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, offset) }
-            _ = fdatasync(descriptor)
-            offset += off_t(bytes.count)
-            count += 1
-        }
-        return count
     }
 }
 

@@ -158,14 +158,15 @@ final class ChangedPeople {
 
 /// W2: one entity per durable commit, one writer, on the 100k table; and
 /// beside it, in the same turns, the sync floor: what a commit costs that
-/// does nothing but write 200 bytes and sync them (``SyncFloor``). Its
-/// rate over GRDB's is the most any design that syncs each commit reaches
-/// on this machine's disk.
+/// does nothing but write 200 bytes (about one person's record) and sync
+/// them, into a region written before (``RawLog``). Its rate over GRDB's
+/// is the most any design that syncs each commit reaches on this
+/// machine's disk.
 func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool, _ changes: ChangedPeople) throws -> [[String]] {
     let next = changes.next
     let floorPath = BenchPath("sync-floor")
     defer { floorPath.remove() }
-    let floor = try SyncFloor(floorPath.path)
+    let floor = try RawLog(path: floorPath.path, region: .written)
     let results = try interleave([
         Contender(name: "typed") { deadline in
             var count = 0
@@ -184,14 +185,7 @@ func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ 
             }
             return count
         },
-        Contender(name: "sync floor") { deadline in
-            var count = 0
-            while now() < deadline {
-                try floor.commit()
-                count += 1
-            }
-            return count
-        },
+        Contender(name: "sync floor") { try floor.run(200, until: $0) },
         Contender(name: "GRDB") { deadline in
             var count = 0
             while now() < deadline {
@@ -207,42 +201,6 @@ func w2SingleCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ 
     return [row("W2 single-entity durable commits, 1 writer (commits/s)", results, goal: "≥ 2× (≥ 95% of the core)"),
             ["W2's sync floor: 200 bytes written and synced, nothing else (syncs/s)", format(results.rate(2)), "—",
              format(results.rate(grdb)), floorOverGRDB, "", "", "the most W2 can reach"]]
-}
-
-/// The least a durable commit costs on this disk: a `pwrite` of 200 bytes
-/// (about one person's record) and an `fdatasync`, into a file whose blocks
-/// were written and synced first, so that a sync writes no metadata.
-final class SyncFloor {
-    private let descriptor: Int32
-    private var offset = 0
-    private static let fileSize = 4 << 20
-    private static let recordSize = 200
-    /// Records of 200 bytes, as many as one sync has carried so far.
-    private var records: [UInt8] = []
-
-    init(_ path: String) throws {
-        descriptor = open(path, O_RDWR | O_CREAT | O_TRUNC, 0o600)
-        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
-        let zeros = [UInt8](repeating: 0, count: Self.fileSize)
-        guard pwrite(descriptor, zeros, zeros.count, 0) == zeros.count, fsync(descriptor) == 0 else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-    }
-
-    deinit { close(descriptor) }
-
-    /// Writes `records` records of 200 bytes at once, then syncs them;
-    /// back at the file's start when they would not fit before its end, so
-    /// that no write grows the file.
-    func commit(records count: Int = 1) throws {
-        let bytes = count * Self.recordSize
-        if records.count < bytes { records = [UInt8](repeating: 0x5A, count: bytes) }
-        if offset + bytes > Self.fileSize { offset = 0 }
-        guard pwrite(descriptor, records, bytes, off_t(offset)) == bytes, fdatasync(descriptor) == 0 else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        offset += bytes
-    }
 }
 
 /// Commit CPU: one entity per commit with no sync (`Durability.none`),
@@ -279,7 +237,7 @@ func commitCPU(_ store: Store, _ people: LensDB.Table<BenchPerson>, _ core: Core
 
 /// W3: 8 threads × 250 durable commits; the rate of the whole. Beside it,
 /// in the same turns, W3's sync floor: 250 syncs of 8 records at once
-/// (``SyncFloor`` writing 1,600 bytes a sync). Each of the 8 threads waits
+/// (``RawLog`` writing 1,600 bytes a sync). Each of the 8 threads waits
 /// for its commit to be durable before it makes the next, so at most 8
 /// commits are in flight, and each waits at least one sync: by Little's
 /// law no design that syncs each commit passes 8 commits a sync time,
@@ -289,7 +247,7 @@ func commitCPU(_ store: Store, _ people: LensDB.Table<BenchPerson>, _ core: Core
 private func w3ConcurrentCommits(_ people: LensDB.Table<BenchPerson>, _ core: CorePeople, _ pool: DatabasePool) throws -> [[String]] {
     let floorPath = BenchPath("sync-floor-w3")
     defer { floorPath.remove() }
-    let floor = try SyncFloor(floorPath.path)
+    let floor = try RawLog(path: floorPath.path, region: .written)
     // typed, core, GRDB, then the floor.
     var rates: [[Double]] = [[], [], [], []]
     let failures = Locked(0)
@@ -298,7 +256,7 @@ private func w3ConcurrentCommits(_ people: LensDB.Table<BenchPerson>, _ core: Co
             let side = (round + step) % 4
             let start = now()
             if side == 3 {
-                for _ in 0..<250 { try floor.commit(records: 8) }
+                for _ in 0..<250 { try floor.commit(8 * 200) }
                 rates[side].append(2000 / (now() - start))
                 continue
             }
