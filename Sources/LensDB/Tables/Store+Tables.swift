@@ -187,13 +187,13 @@ struct TableLoader<T: Entity> {
     private func decode(
         _ keys: [[UInt8]], _ values: [[UInt8]], _ range: Range<Int>, schema: TableSchema, lsn: UInt64
     ) -> DecodedRun {
-        let decoder = ValueDecoder()
+        let decoder = ValueDecoder(), state = DecodingState()
         var run = DecodedRun()
         run.ids.reserveCapacity(range.count)
         run.rows.reserveCapacity(range.count)
         for position in range {
             do {
-                let entity = try decoder.decode(T.self, from: values[position])
+                let entity = try decoder.decode(T.self, from: values[position], in: state)
                 let id = try identifierValue(entity.id)
                 guard schema.identifier(fromKeyBytes: keys[position]) == id else {
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))

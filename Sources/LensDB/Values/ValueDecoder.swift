@@ -32,7 +32,18 @@ public struct ValueDecoder: Sendable {
     ///
     /// - Throws: As the `[UInt8]` overload.
     public func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer) throws -> T {
-        let state = DecodingState(ValueReader(bytes))
+        try decode(type, from: bytes, in: DecodingState())
+    }
+
+    /// Decodes with `state`, begun again for `bytes`: a caller decoding
+    /// many values in turn on one thread, as an open decodes a table's
+    /// rows, makes one state for all of them instead of one each.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8], in state: DecodingState) throws -> T {
+        try bytes.withUnsafeBytes { try decode(type, from: $0, in: state) }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, in state: DecodingState) throws -> T {
+        state.begin(ValueReader(bytes))
         var offset = 0
         // Containers hold the state unretained; this keeps it alive until they are done.
         let value = try withExtendedLifetime(state) { try state.decodeValue(type, at: &offset, key: nil, level: 0) }
@@ -44,7 +55,8 @@ public struct ValueDecoder: Sendable {
 }
 
 /// What all containers of one `decode` call share: the input, the coding path
-/// and each nesting level's position hint.
+/// and each nesting level's position hint. It serves one decode at a time,
+/// on one thread; ``begin(_:)`` starts the next.
 final class DecodingState {
     /// Where the next key of the map at one level is expected: fields are
     /// usually read in the order they were written, so a lookup first tries
@@ -60,9 +72,9 @@ final class DecodingState {
         var atValue = false
     }
 
-    let reader: ValueReader
+    private(set) var reader = ValueReader(UnsafeRawBufferPointer(start: nil, count: 0))
     // Not checked for exclusivity at run time, for speed, as in `ValueWriter`:
-    // the state is confined to one `decode` call, and every mutation is a
+    // the state serves one `decode` call at a time, and every mutation is a
     // single append, removal or element assignment.
     @exclusivity(unchecked) var path: [any CodingKey] = []
     /// Hint slots, 16 levels a chunk. Chunks never move, so a container keeps
@@ -71,9 +83,19 @@ final class DecodingState {
     private let firstChunk: UnsafeMutablePointer<Hint>
     @exclusivity(unchecked) private var deeperChunks: [UnsafeMutablePointer<Hint>] = []
 
-    init(_ reader: ValueReader) {
-        self.reader = reader
+    /// A state for no input yet: ``begin(_:)`` gives it one.
+    init() {
         firstChunk = DecodingState.makeChunk()
+    }
+
+    /// Starts a decode of `reader`'s bytes. Every hint is forgotten: one
+    /// left from the value decoded before could name a map at the same
+    /// offset of these bytes, and end it where that value's ended.
+    func begin(_ reader: ValueReader) {
+        assert(path.isEmpty, "every decode takes off the coding path's keys it adds")
+        self.reader = reader
+        Self.clear(firstChunk)
+        for chunk in deeperChunks { Self.clear(chunk) }
     }
 
     deinit {
@@ -86,6 +108,11 @@ final class DecodingState {
         let chunk = UnsafeMutablePointer<Hint>.allocate(capacity: 16)
         chunk.initialize(repeating: Hint(map: -1, offset: 0, index: 0), count: 16)
         return chunk
+    }
+
+    /// Sets every hint of `chunk` to name no map.
+    private static func clear(_ chunk: UnsafeMutablePointer<Hint>) {
+        chunk.update(repeating: Hint(map: -1, offset: 0, index: 0), count: 16)
     }
 
     /// Whether the slot of `level` exists yet.

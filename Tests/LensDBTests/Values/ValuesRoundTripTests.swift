@@ -129,6 +129,28 @@ struct Special: Codable, Equatable {
         }
     }
 
+    /// An open decodes a table's rows with one ``DecodingState``. A value
+    /// whose type reads nothing of its map is skipped from the hint its
+    /// level holds, if that names the map: one left from the value before,
+    /// whose map began at the same offset, would end this one early.
+    @Test func valuesDecodedInTurnWithOneStateDecodeAsAlone() throws {
+        struct Ignoring: Decodable { init(from decoder: any Decoder) throws {} }
+        let decoder = ValueDecoder(), state = DecodingState()
+        #expect(try decoder.decode([String: Int].self, from: ValueEncoder().encode(["a": 1]), in: state) == ["a": 1])
+        _ = try decoder.decode(Ignoring.self, from: ValueEncoder().encode(["a": "a string longer than one byte"]), in: state)
+
+        let customers = (0..<20).map { number in
+            Customer(id: Int64(number), name: String(repeating: "n", count: number % 7), address: Address(street: "\(number) Main St", city: "Paris", zip: number.isMultiple(of: 3) ? nil : "75001"),
+                     previous: Array(repeating: Address(street: "Side St", city: "Lyon", zip: nil), count: number % 3),
+                     nickname: number.isMultiple(of: 2) ? "x" : nil, scores: [Double(number), nil], tags: number.isMultiple(of: 5) ? [] : ["a"])
+        }
+        for customer in customers {
+            #expect(try decoder.decode(Customer.self, from: ValueEncoder().encode(customer), in: state) == customer)
+            // A value that fails part way leaves the state ready for the next.
+            #expect(throws: DecodingError.self) { try decoder.decode(Customer.self, from: ValueEncoder().encode(customer.address), in: state) }
+        }
+    }
+
     @Test func classHierarchyUsingSuperEncoderRoundTrips() throws {
         let value = Child(base: 1, extra: "x")
         let decoded = try roundTrip(value)
