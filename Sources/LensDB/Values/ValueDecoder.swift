@@ -56,7 +56,9 @@ public struct ValueDecoder: Sendable {
 
 /// What all containers of one `decode` call share: the input, the coding path
 /// and each nesting level's position hint. It serves one decode at a time,
-/// on one thread; ``begin(_:)`` starts the next.
+/// on one thread; ``begin(_:)`` starts the next. A decoder or container
+/// that a type keeps past its own `init(from:)` is invalid, as with any
+/// decoder: with a state used again, it would read the next value's bytes.
 final class DecodingState {
     /// Where the next key of the map at one level is expected: fields are
     /// usually read in the order they were written, so a lookup first tries
@@ -72,10 +74,11 @@ final class DecodingState {
         var atValue = false
     }
 
-    private(set) var reader = ValueReader(UnsafeRawBufferPointer(start: nil, count: 0))
     // Not checked for exclusivity at run time, for speed, as in `ValueWriter`:
-    // the state serves one `decode` call at a time, and every mutation is a
-    // single append, removal or element assignment.
+    // the state serves one `decode` call at a time, the reader changes only
+    // between them, and every mutation of the path is a single append or
+    // removal.
+    @exclusivity(unchecked) private(set) var reader = ValueReader(UnsafeRawBufferPointer(start: nil, count: 0))
     @exclusivity(unchecked) var path: [any CodingKey] = []
     /// Hint slots, 16 levels a chunk. Chunks never move, so a container keeps
     /// a pointer to its level's slot instead of a reference to this object.

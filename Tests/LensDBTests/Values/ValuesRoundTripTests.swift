@@ -134,10 +134,14 @@ struct Special: Codable, Equatable {
     /// level holds, if that names the map: one left from the value before,
     /// whose map began at the same offset, would end this one early.
     @Test func valuesDecodedInTurnWithOneStateDecodeAsAlone() throws {
-        struct Ignoring: Decodable { init(from decoder: any Decoder) throws {} }
+        struct Ignoring: Codable { init(from decoder: any Decoder) throws {} }
         let decoder = ValueDecoder(), state = DecodingState()
         #expect(try decoder.decode([String: Int].self, from: ValueEncoder().encode(["a": 1]), in: state) == ["a": 1])
         _ = try decoder.decode(Ignoring.self, from: ValueEncoder().encode(["a": "a string longer than one byte"]), in: state)
+        // The same 20 levels down, past the first 16 levels' hint slots.
+        let deep = try ValueEncoder().encode(Nest(depth: 20, leaf: ["a": 1]))
+        #expect(try decoder.decode(Nest<[String: Int]>.self, from: deep, in: state).innermost == ["a": 1])
+        _ = try decoder.decode(Nest<Ignoring>.self, from: ValueEncoder().encode(Nest(depth: 20, leaf: ["a": "a string longer than one byte"])), in: state)
 
         let customers = (0..<20).map { number in
             Customer(id: Int64(number), name: String(repeating: "n", count: number % 7), address: Address(street: "\(number) Main St", city: "Paris", zip: number.isMultiple(of: 3) ? nil : "75001"),
@@ -156,6 +160,20 @@ struct Special: Codable, Equatable {
         let decoded = try roundTrip(value)
         #expect(decoded.base == 1 && decoded.extra == "x")
     }
+}
+
+/// `depth` maps, each under the key `inner` of the one before, the last
+/// holding `leaf`.
+final class Nest<Leaf: Codable>: Codable {
+    let inner: Nest?
+    let leaf: Leaf?
+
+    init(depth: Int, leaf: Leaf) {
+        inner = depth > 1 ? Nest(depth: depth - 1, leaf: leaf) : nil
+        self.leaf = depth > 1 ? nil : leaf
+    }
+
+    var innermost: Leaf? { inner?.innermost ?? leaf }
 }
 
 class Parent: Codable {
