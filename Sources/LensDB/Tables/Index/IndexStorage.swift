@@ -388,8 +388,18 @@ struct IndexStorage: Sendable {
     private static func tree<Entry: IndexEntry>(
         moving entries: UnsafeMutableBufferPointer<Entry>, in order: some RandomAccessCollection<Int>
     ) -> PersistentBTree<Entry, EntryMark> {
-        guard let base = entries.baseAddress, !order.isEmpty else { return PersistentBTree() }
         var builder = PersistentBTree<Entry, EntryMark>.Builder(capacity: entries.count)
+        append(moving: entries, in: order, to: &builder)
+        return builder.tree()
+    }
+
+    /// Appends the entries at `order` (places among `entries`) to `builder`,
+    /// moving each out.
+    private static func append<Entry: IndexEntry>(
+        moving entries: UnsafeMutableBufferPointer<Entry>, in order: some RandomAccessCollection<Int>,
+        to builder: inout PersistentBTree<Entry, EntryMark>.Builder
+    ) {
+        guard let base = entries.baseAddress else { return }
         var ahead = order.index(order.startIndex, offsetBy: gatherAhead, limitedBy: order.endIndex) ?? order.endIndex
         for place in order {
             if ahead != order.endIndex {
@@ -398,7 +408,6 @@ struct IndexStorage: Sendable {
             }
             builder.append((base + place).move(), EntryMark())
         }
-        return builder.tree()
     }
 
     /// How many places ahead a pass over the entries in an order (not
@@ -523,7 +532,7 @@ struct IndexStorage: Sendable {
                 merged.append(entry, EntryMark())
                 return true
             }
-            for place in order[next...] { merged.append((arrivals.baseAddress! + place).move(), EntryMark()) }
+            Self.append(moving: arrivals, in: order[next...], to: &merged)
             return merged.tree()
         }
     }
