@@ -121,16 +121,21 @@ struct TableLoader<T: Entity> {
         // Large tables decode on every core, each thread a run of entries.
         let ranges = Parallel.runs(of: keys.count, smallest: entriesPerThread)
         let schema = storage.schema, lsn = state.lsn
-        let runs = Parallel.map(ranges.count) { run in decode(keys, values, ranges[run], schema: schema, lsn: lsn) }
+        var runs = Parallel.map(ranges.count) { run in decode(keys, values, ranges[run], schema: schema, lsn: lsn) }
+        // The first run's arrays are taken whole, and the others' appended:
+        // a copy would retain each row, and releasing the run each again.
         var ids: [IndexValue] = [], rows: [RowObject] = []
-        ids.reserveCapacity(runs.reduce(0) { $0 + $1.ids.count })
+        if !runs.isEmpty {
+            swap(&ids, &runs[0].ids)
+            swap(&rows, &runs[0].rows)
+        }
+        ids.reserveCapacity(ids.count + runs.dropFirst().reduce(0) { $0 + $1.ids.count })
         rows.reserveCapacity(ids.capacity)
         // Rows come in identifier order from a table as its snapshot holds
         // it, whose keys ascend; a table changed since is a hash map.
-        var ascending = state.snapshotTables[name] != nil
-        for run in runs {
+        var ascending = state.snapshotTables[name] != nil && runs.allSatisfy(\.ascending)
+        for run in runs.dropFirst() {
             if let last = ids.last, let next = run.ids.first, !(last < next) { ascending = false }
-            ascending = ascending && run.ascending
             ids.append(contentsOf: run.ids)
             rows.append(contentsOf: run.rows)
         }
@@ -151,7 +156,7 @@ struct TableLoader<T: Entity> {
             rows = order.map { rows[$0] }
         }
         storage.load(ids: ids, rows: rows)
-        storage.encodedBytes = rows.reduce(0) { $0 + Int($1.encodedCount) }
+        storage.encodedBytes = runs.reduce(0) { $0 + $1.encodedBytes }
         // The snapshot's orders place rows among its entries; with an entry
         // that did not decode, the places are not the rows' any more.
         try buildIndexes(&storage, rows, orders: failures.isEmpty ? state.indexOrders[name] ?? [:] : [:])
@@ -180,6 +185,8 @@ struct TableLoader<T: Entity> {
         var rows: [RowObject] = []
         var ascending = true
         var failures: [(position: Int, error: any Error)] = []
+        /// The bytes of the rows' encodings, together.
+        var encodedBytes = 0
     }
 
     /// Decodes the entries at `range`. Safe on several threads at once:
@@ -200,7 +207,9 @@ struct TableLoader<T: Entity> {
                 }
                 if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
                 run.ids.append(id)
-                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: EncodingSummary(values[position])))
+                let encoding = EncodingSummary(values[position])
+                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
+                run.encodedBytes += Int(encoding.count)
             } catch {
                 run.failures.append((position, error))
             }
