@@ -6,11 +6,11 @@ import Testing
 /// their index and the final flag.
 @Suite struct EncryptedSnapshotTests {
     /// A snapshot of three chunks or more (items past the target chunk size).
-    func snapshot(cipher: (any PayloadCipher)? = TestKeys.first) throws -> [UInt8] {
+    func snapshot(cipher: (any PayloadCipher)? = TestKeys.first, entries: Int = 600) throws -> [UInt8] {
         let fileSystem = SimulatedFileSystem()
         let writer = try SnapshotWriter(fileSystem: fileSystem, path: "/s.snap", generation: 3, lastLSN: 40, cipher: cipher)
         try writer.addTable(id: 0, name: "t")
-        for index in 0..<600 {
+        for index in 0..<entries {
             let value = (0..<400).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ index) }
             try writer.addEntry(table: 0, key: Array("key \(index)".utf8), value: value)
         }
@@ -48,6 +48,19 @@ import Testing
         let bytes = try snapshot()
         #expect(chunks(bytes).count >= 3)
         #expect(try items(bytes) == 601)
+    }
+
+    /// A reading parses the chunks a wave at a time, on every core: each
+    /// chunk opens with its own index, in every wave, not its place in the
+    /// wave (which only a snapshot of one wave cannot tell apart).
+    @Test func anEncryptedSnapshotOfSeveralWavesReadsBackInOrder() throws {
+        let bytes = try snapshot(entries: 6_000)
+        #expect(chunks(bytes).count > 2 * Parallel.threads * SnapshotFile.chunksPerThread)
+        var keys: [String] = []
+        try SnapshotFile(bytes: bytes, path: "/s.snap", cipher: TestKeys.first).forEachItem { item in
+            if case let .entry(_, key, _) = item { keys.append(String(decoding: key, as: UTF8.self)) }
+        }
+        #expect(keys == (0..<6_000).map { "key \($0)" })
     }
 
     @Test func snapshotWithoutItsKeyThrowsEncryptionErrorBeforeReadingAChunk() throws {
