@@ -410,19 +410,16 @@ func w6Open(_ lensPath: String, _ grdbPath: String, count: Int) throws -> [[Stri
              timesSpread(zip(grdb, floor).map { $0 / $1 }), "", "", "the most W6 can reach"]]
 }
 
-/// Decodes `encoded`, people in the value format, a run per core on the
-/// shared pool's threads, as an open does; returns the runs' people, which
-/// the caller frees after it stops its clock, as an open keeps its rows.
+/// Decodes `encoded`, people in the value format, cut into runs and spread
+/// over the cores as an open cuts and spreads a table's entries
+/// (`Parallel`); returns the runs' people, which the caller frees after it
+/// stops its clock, as an open keeps its rows.
 private func decodeOnEveryCore(_ encoded: [[UInt8]]) -> [[BenchPerson]] {
-    let cores = ProcessInfo.processInfo.activeProcessorCount
-    let decoded = Locked<[[BenchPerson]]>([])
-    DispatchQueue.concurrentPerform(iterations: cores) { run in
+    let runs = Parallel.runs(of: encoded.count, smallest: Parallel.itemsPerThread)
+    return Parallel.map(runs.count) { run in
         let decoder = ValueDecoder()
-        let run = encoded.count * run / cores..<encoded.count * (run + 1) / cores
-        let people = run.map { try! decoder.decode(BenchPerson.self, from: encoded[$0]) }
-        decoded.withLock { $0.append(people) }
+        return runs[run].map { try! decoder.decode(BenchPerson.self, from: encoded[$0]) }
     }
-    return decoded.withLock { $0 }
 }
 
 /// Open times of both sides, alternating, with `between` run after each
