@@ -21,6 +21,25 @@ private func seconds(of clock: clockid_t) -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+/// Waits until the process is quiet: until a 20 ms slice in which all its
+/// threads together used under 2 ms of CPU, or `limit` seconds. Work a
+/// turn leaves running in the background (LensDB frees the version a large
+/// commit replaced on a utility thread, after the commit returns) then
+/// finishes before the next turn starts, instead of running inside it.
+/// Returns the CPU seconds the process used while it waited.
+@discardableResult
+func settle(limit: Double = 2) -> Double {
+    let (start, startCPU) = (now(), processCPU())
+    var sliceCPU = startCPU
+    repeat {
+        Thread.sleep(forTimeInterval: 0.02)
+        let cpu = processCPU()
+        defer { sliceCPU = cpu }
+        if cpu - sliceCPU < 0.002 { break }
+    } while now() - start < limit
+    return processCPU() - startCPU
+}
+
 /// Runs `body` repeatedly for at least `seconds` and returns operations per second,
 /// where each call of `body` performs `operations` operations.
 func rate(seconds: Double = 1.0, operations: Int = 1, _ body: () throws -> Void) rethrows -> Double {
