@@ -565,11 +565,13 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     }
 
     /// Starts loading the objects a leaf's values refer to, when values
-    /// are references (a table's rows), before the leaf is copied or freed,
-    /// which retains or releases each. Rows are seldom in cache when a
-    /// batch copies most leaves, or a replaced version frees them, and one
-    /// retain at a time waits for its miss before the next begins: loaded
-    /// together first, the misses overlap. A hint only.
+    /// are references (a table's rows), before the whole leaf is copied
+    /// for a change or freed, which retains or releases each. Rows are
+    /// seldom in cache when a batch copies most leaves, or a replaced
+    /// version frees them, and one retain at a time waits for its miss
+    /// before the next begins: loaded together first, the misses overlap.
+    /// A hint only. (A merge copies a small neighbour's few values without
+    /// it.)
     private func loadValueObjectsAhead() {
         guard Value.self is AnyObject.Type else { return }
         let values = UnsafeRawPointer(valueSlots)
