@@ -26,7 +26,8 @@ private func seconds(of clock: clockid_t) -> Double {
 /// turn leaves running in the background (LensDB frees the version a large
 /// commit replaced on a utility thread, after the commit returns) then
 /// finishes before the next turn starts, instead of running inside it.
-/// Returns the CPU seconds the process used while it waited.
+/// Returns the CPU seconds the process used while it waited; says so when
+/// the process is still busy at `limit`.
 @discardableResult
 func settle(limit: Double = 2) -> Double {
     let (start, startCPU) = (now(), processCPU())
@@ -34,9 +35,10 @@ func settle(limit: Double = 2) -> Double {
     repeat {
         Thread.sleep(forTimeInterval: 0.02)
         let cpu = processCPU()
-        defer { sliceCPU = cpu }
-        if cpu - sliceCPU < 0.002 { break }
+        if cpu - sliceCPU < 0.002 { return cpu - startCPU }
+        sliceCPU = cpu
     } while now() - start < limit
+    print(String(format: "settle: the process was still busy after %.1f s; the next turn starts anyway", limit))
     return processCPU() - startCPU
 }
 
