@@ -61,11 +61,11 @@ public struct TableTransaction<T: Entity> {
         try put(Array(entities), encodingAheadFrom: Parallel.itemsPerThread)
     }
 
-    /// ``put(_:)``, encoding the entities ahead on several threads when
-    /// each would have at least `smallest` of them (tests encode small
-    /// batches ahead).
+    /// ``put(_:)``, encoding the entities ahead on another thread when
+    /// each of the cores would have at least `smallest` of them (tests
+    /// encode small batches ahead).
     mutating func put(_ entities: [T], encodingAheadFrom smallest: Int) throws {
-        var encodings = Self.encodings(of: entities, smallest: smallest)
+        let encodings = Self.encodings(of: entities, smallest: smallest)
         var storage = takeStorage()
         var deferred: [IndexChange] = []
         deferred.reserveCapacity(entities.count)
@@ -78,6 +78,8 @@ public struct TableTransaction<T: Entity> {
         var loading: [RowObject]? = storage.rows.isEmpty && storage.quarantine.isEmpty ? [] : nil
         var completed = false
         defer {
+            // What a throw leaves unstaged need not be encoded.
+            encodings?.stop()
             if let loading { storage.load(loading) }
             // The record's bytes and compression are made beside the
             // indexes, on a core they would leave idle; the commit then
@@ -91,9 +93,9 @@ public struct TableTransaction<T: Entity> {
         for place in entities.indices {
             let id = try identifier(of: entities[place].id)
             if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
-            // Each encoding is moved out: the array freed at the batch's end
-            // then holds none to release, a cache miss each.
-            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encodings?[place].take(), in: storage) else { continue }
+            // Each encoding is moved out: the slots freed at the batch's end
+            // then hold none to release, a cache miss each.
+            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encodings?.take(place), in: storage) else { continue }
             if !declared {
                 transaction.declare(storage.encoding, forTable: table.name)
                 declared = true
@@ -111,23 +113,27 @@ public struct TableTransaction<T: Entity> {
     /// An entity's encoding and its summary, or what encoding it threw.
     private typealias Encoded = Result<(bytes: [UInt8], summary: EncodingSummary), any Error>
 
-    /// The encodings of `entities`, made on up to every core, in order
-    /// (optional, to be taken out one by one); nil for a batch too small to
-    /// be worth the threads, which is encoded one entity at a time as it is
-    /// put. Encoding reads an entity and nothing else, and each thread has
-    /// an encoder of its own.
-    private static func encodings(of entities: [T], smallest: Int) -> [Encoded?]? {
-        let runs = Parallel.runs(of: entities.count, smallest: smallest)
-        guard runs.count > 1 else { return nil }
-        return Parallel.map(runs.count) { part -> [Encoded?] in
-            let encoder = ValueEncoder()
-            // By place: mapping the slice would copy each entity out,
-            // retaining its fields, as `put` notes.
-            return runs[part].map { place in
-                Result { try encoder.encode(entities[place]) }.map { (bytes: $0, summary: EncodingSummary($0)) }
-            }
-        }.flatMap { $0 }
+    /// The encodings of `entities`, made ahead on another thread while the
+    /// put stages them in order, each taken out as it is staged; nil for a
+    /// batch too small to be worth a thread, which is encoded one entity at
+    /// a time as it is put. Encoding reads an entity and nothing else.
+    ///
+    /// Staging and encoding overlap: staging finds the row each entity
+    /// replaces (a miss) and copies the rows' leaves, while the other
+    /// thread encodes those after it. When staging is the quicker (a load
+    /// into an empty table), the put encodes chunks no thread has begun
+    /// rather than wait, so both threads encode.
+    private static func encodings(of entities: [T], smallest: Int) -> MadeInOrder<Encoded>? {
+        // Worth the other thread when each of two would have `smallest`.
+        guard Parallel.threads > 1, entities.count / 2 >= max(1, smallest) else { return nil }
+        return MadeInOrder(count: entities.count, chunk: min(smallest, Self.encodedTogether)) { place in
+            Result { try ValueEncoder().encode(entities[place]) }.map { (bytes: $0, summary: EncodingSummary($0)) }
+        }
     }
+
+    /// How many encodings the other thread makes before the put may take
+    /// them: a handover per chunk, not per entity. Tuning only.
+    private static var encodedTogether: Int { 64 }
 
     /// The row, key and encoding a put of `entity` writes; nil when the
     /// stored entity encodes the same, so the put changes nothing. `id` is
