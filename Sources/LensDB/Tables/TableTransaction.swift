@@ -56,14 +56,15 @@ public struct TableTransaction<T: Entity> {
     /// in the transaction; ``Store/write(durability:_:)`` then commits none.
     /// Indexes other than unique ones take the whole batch in at its end,
     /// which for a batch large beside the table is a rebuild, not a descent
-    /// per entity. A large batch is encoded on every core first.
+    /// per entity. A large batch is encoded on another thread while its
+    /// entities are put, in order, on this one.
     public mutating func put(_ entities: some Sequence<T>) throws {
         try put(Array(entities), encodingAheadFrom: Parallel.itemsPerThread)
     }
 
-    /// ``put(_:)``, encoding the entities ahead on another thread when
-    /// each of the cores would have at least `smallest` of them (tests
-    /// encode small batches ahead).
+    /// ``put(_:)``, encoding the entities ahead on another thread when two
+    /// threads would each have at least `smallest` of them (tests encode
+    /// small batches ahead).
     mutating func put(_ entities: [T], encodingAheadFrom smallest: Int) throws {
         let encodings = Self.encodings(of: entities, smallest: smallest)
         var storage = takeStorage()
