@@ -12,12 +12,12 @@ import LensLog
 /// (finding the row it replaces, copying it into its box) runs on one
 /// thread, and the encodings it needs are made beside it.
 ///
-/// `@unchecked Sendable`: a chunk's slots are written only by the thread
-/// that claimed it, and claims are made under `lock`, each chunk once. The
-/// caller reads a slot only after it made the slot's chunk itself or saw
-/// it marked made under `lock`, which the maker set after writing the
-/// slots. `claimed`, `made` and `stopped` are touched only under `lock`;
-/// `known` only by the caller.
+/// `@unchecked Sendable`: a chunk's slots are filled only by the thread
+/// that claimed it, and claims are made under `lock`, each chunk once.
+/// They are moved out only by the caller, after it filled the chunk itself
+/// or saw it marked made under `lock`, which the other thread does after
+/// filling it. `claimed`, `made` and `stopped` are touched only under
+/// `lock`; `known` only by the caller.
 final class MadeInOrder<Result: Sendable>: @unchecked Sendable {
     private let slots: UnsafeMutableBufferPointer<Result?>
     private let chunk: Int
@@ -40,8 +40,9 @@ final class MadeInOrder<Result: Sendable>: @unchecked Sendable {
         self.chunk = chunk
         self.make = make
         made = Array(repeating: false, count: (count + chunk - 1) / chunk)
-        // The block holds the object until it returns: a stopped or
-        // finished maker frees nothing the caller still reads.
+        // The block holds the object until it returns: a caller that drops
+        // it (a put that returns, or throws) frees nothing this thread
+        // still fills.
         DispatchQueue.global().async { self.makeAhead() }
     }
 

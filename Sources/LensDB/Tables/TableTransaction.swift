@@ -57,7 +57,8 @@ public struct TableTransaction<T: Entity> {
     /// Indexes other than unique ones take the whole batch in at its end,
     /// which for a batch large beside the table is a rebuild, not a descent
     /// per entity. A large batch is encoded on another thread while its
-    /// entities are put, in order, on this one.
+    /// entities are put, in order, on this one, which encodes some of them
+    /// too when it gets ahead.
     public mutating func put(_ entities: some Sequence<T>) throws {
         try put(Array(entities), encodingAheadFrom: Parallel.itemsPerThread)
     }
