@@ -109,10 +109,17 @@ public struct SnapshotFile: Sendable {
                 if cipher != nil, flags.contains(.final) != (offset + size == end) {
                     throw SnapshotError.authenticationFailed(file: path, offset: Int64(offset))
                 }
-                // Reversed when parsed, so each item moves out of the end.
-                while let item = chunk.items.popLast() {
-                    try body(item)
-                    items += 1
+                // Each item moves out in order, without a retain, and its
+                // slot takes an item with nothing to release, so that the
+                // array frees no item twice (reversing the array instead,
+                // to pop each from its end, retained and released them all).
+                try chunk.items.withUnsafeMutableBufferPointer { parsed in
+                    for slot in parsed.indices {
+                        let item = (parsed.baseAddress! + slot).move()
+                        (parsed.baseAddress! + slot).initialize(to: .tableEncoding(table: 0, key: 0, value: 0))
+                        try body(item)
+                        items += 1
+                    }
                 }
                 if let failure = chunk.failure { throw failure }
                 offset += size
@@ -129,8 +136,8 @@ public struct SnapshotFile: Sendable {
     static var chunksPerThread: Int { 8 }
 
     /// One chunk as a thread of ``forEachItem(_:)`` read it: its size and
-    /// flags or why it did not read, and the items it holds in reverse
-    /// order, up to the first malformed one (`failure`).
+    /// flags or why it did not read, and the items it holds, up to the
+    /// first malformed one (`failure`).
     private struct ParsedChunk: Sendable {
         var read: Result<(size: Int, flags: ChunkFlags), SnapshotError> = .success((0, []))
         var items: [SnapshotItem] = []
@@ -176,7 +183,6 @@ public struct SnapshotFile: Sendable {
                 }
                 parsed.items.append(item)
             }
-            parsed.items.reverse()
         } catch {
             parsed.read = .failure(error)
         }
