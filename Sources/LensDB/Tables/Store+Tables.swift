@@ -1,3 +1,4 @@
+import CLensPrefetch
 import HashTreeCollections
 
 #if canImport(Glibc)
@@ -199,6 +200,12 @@ struct TableLoader<T: Entity> {
         run.ids.reserveCapacity(range.count)
         run.rows.reserveCapacity(range.count)
         for position in range {
+            // Each key and value is an allocation of its own, seldom in the
+            // cache: the ones a few entries on start loading now.
+            if position + Self.loadedAhead < range.upperBound {
+                Self.prefetchStorage(of: keys, at: position + Self.loadedAhead)
+                Self.prefetchStorage(of: values, at: position + Self.loadedAhead)
+            }
             do {
                 let entity = try decoder.decode(T.self, from: values[position], in: state)
                 let id = try identifierValue(entity.id)
@@ -215,6 +222,23 @@ struct TableLoader<T: Entity> {
             }
         }
         return run
+    }
+
+    /// How many entries ahead ``decode(_:_:_:schema:lsn:)`` starts loading
+    /// an entry's key and value. Tuning only.
+    private static var loadedAhead: Int { 8 }
+
+    /// Starts loading the storage of `arrays[place]`: its header and first
+    /// bytes. An array is one reference to its storage, read here as bits,
+    /// without the retain a copy of the array would make (a write to the
+    /// line this is to load). Were the layout ever otherwise, the prefetch
+    /// would only load the wrong line: a prefetch never faults.
+    @inline(__always) private static func prefetchStorage(of arrays: [[UInt8]], at place: Int) {
+        arrays.withUnsafeBufferPointer { arrays in
+            if let storage = UnsafeRawPointer(arrays.baseAddress! + place).load(as: UnsafeRawPointer?.self) {
+                lens_prefetch_object(storage)
+            }
+        }
     }
 
     /// Fills every index from the rows, checking unique ones: in the order
