@@ -30,7 +30,8 @@ struct RowTree: Sendable {
 
     /// The tree of `count` rows, `row(place)` with the identifier
     /// `id(place)`, which ascend with `place`: built bottom-up, no descent
-    /// per row.
+    /// per row. `row` is asked for each place once, in order, so it may
+    /// hand each row over (``DecodedRows/moveAll(_:)``).
     init(count: Int, id: (Int) -> IndexValue, row: (Int) -> RowObject) {
         if (0..<count).allSatisfy({ Self.integer(id($0)) != nil }) {
             var built = PersistentBTree<Int64, RowObject>.Builder(capacity: count)

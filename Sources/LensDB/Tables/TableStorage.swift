@@ -237,6 +237,14 @@ struct TableStorage: Sendable {
         self.rows = RowTree(count: rows.count, id: { ids[$0] }, row: { rows[$0] })
     }
 
+    /// ``load(ids:rows:)`` of rows an open decoded, each moved into the
+    /// tree rather than retained by it: `rows` is left empty.
+    mutating func load(ids: [IndexValue], moving rows: DecodedRows) {
+        precondition(self.rows.isEmpty, "a load goes into an empty table")
+        precondition(ids.count == rows.count, "a row for each identifier")
+        self.rows = rows.moveAll { RowTree(count: ids.count, id: { ids[$0] }, row: $0) }
+    }
+
     /// ``load(ids:rows:)`` of a load's rows, which hold their identifiers.
     mutating func load(_ rows: [RowObject]) {
         precondition(self.rows.isEmpty, "a load goes into an empty table")

@@ -69,6 +69,52 @@ import Testing
         }
     }
 
+    /// An open moves each decoded row into the table's row tree instead of
+    /// copying it there; a load that throws first (an entry that does not
+    /// decode, a unique key held twice) frees the rows it decoded. Rows
+    /// come from a snapshot (in key order) or from a table changed since
+    /// (a hash map, whose rows are put in order after decoding), in runs
+    /// of 7 or in one: each row is freed exactly once, when its table is.
+    @Test func decodedRowsAreFreedOnceWhetherALoadEndsOrThrows() throws {
+        func state(_ count: Int, hashed: Bool, broken: Int? = nil, twice: Int? = nil) throws -> StoreState {
+            let entries = try (1...count).map { id in
+                let value = id == broken ? try ValueEncoder().encode(["no": "row"])
+                    : try ValueEncoder().encode(Tracked(id: Int64(id), group: id == twice ? 1 : id))
+                return (OrderedKey.int64(Int64(id)), value)
+            }
+            if hashed {
+                var state = StoreState()
+                for (key, value) in entries { try state.apply(.put(table: "tracked", key: key, value: .encoded(value))) }
+                return state
+            }
+            var loader = SnapshotLoader(lastLSN: 3)
+            #expect(loader.add(.table(id: 1, name: "tracked")) == nil)
+            for (key, value) in entries { #expect(loader.add(.entry(table: 1, key: key, value: value)) == nil) }
+            return loader.state
+        }
+        func load(_ state: StoreState, runsOf entriesPerThread: Int) throws -> TableStorage {
+            var loader = TableLoader<Tracked>(name: "tracked", indexes: [.unique(\.group)], policy: .fail)
+            loader.entriesPerThread = entriesPerThread
+            return try loader.load(from: state)
+        }
+        for hashed in [false, true] {
+            for entriesPerThread in [7, Int.max] {
+                let context = "hashed \(hashed), runs of \(entriesPerThread)"
+                do {
+                    let storage = try load(try state(40, hashed: hashed), runsOf: entriesPerThread)
+                    #expect(Life.live.withLock { $0 } == 40, "\(context)")
+                    #expect(IndexOrderHintTests.rowsOf(storage).map(\.id) == (1...40).map { .int(Int64($0)) }, "\(context)")
+                    try storage.checkInvariants()
+                }
+                #expect(Life.live.withLock { $0 } == 0, "\(context)")
+                #expect(throws: TableError.self) { try load(try state(40, hashed: hashed, broken: 23), runsOf: entriesPerThread) }
+                #expect(Life.live.withLock { $0 } == 0, "\(context), an entry that does not decode")
+                #expect(throws: TableError.self) { try load(try state(40, hashed: hashed, twice: 31), runsOf: entriesPerThread) }
+                #expect(Life.live.withLock { $0 } == 0, "\(context), a unique key held twice")
+            }
+        }
+    }
+
     /// The runs cut every entry into exactly one run, in order, none
     /// smaller than asked unless there is only one.
     @Test func runsCoverEveryEntryOnce() {
@@ -82,4 +128,33 @@ import Testing
             }
         }
     }
+}
+
+/// An entity whose every decoded or made copy holds a ``Life``, so that a
+/// test sees each one freed.
+struct Tracked: Entity {
+    var id: Int64
+    var group: Int
+    let life = Life()
+
+    init(id: Int64, group: Int) {
+        self.id = id
+        self.group = group
+    }
+
+    enum CodingKeys: String, CodingKey { case id, group }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(Int64.self, forKey: .id)
+        group = try container.decode(Int.self, forKey: .group)
+    }
+}
+
+/// Counts the instances alive, which only
+/// `decodedRowsAreFreedOnceWhetherALoadEndsOrThrows` makes.
+final class Life: Sendable {
+    static let live = Locked(0)
+    init() { Self.live.withLock { $0 += 1 } }
+    deinit { Self.live.withLock { $0 -= 1 } }
 }

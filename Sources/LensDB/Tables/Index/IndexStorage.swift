@@ -311,6 +311,11 @@ struct IndexStorage: Sendable {
     /// from the entries sorted once, or in `storedOrder` (places in `rows`,
     /// as a snapshot stores them) when that is their order.
     init(_ definition: IndexDefinition, rows: [RowObject], storedOrder: [UInt32]? = nil) {
+        self = rows.withUnsafeBufferPointer { IndexStorage(definition, rows: $0, storedOrder: storedOrder) }
+    }
+
+    /// ``init(_:rows:storedOrder:)`` of rows read in place.
+    init(_ definition: IndexDefinition, rows: UnsafeBufferPointer<RowObject>, storedOrder: [UInt32]?) {
         self.definition = definition
         var inStoredOrder = false
         switch definition.keyPaths.count {
@@ -322,19 +327,17 @@ struct IndexStorage: Sendable {
     }
 
     private static func tree<Entry: IndexEntry>(
-        _ definition: IndexDefinition, _ rows: [RowObject], _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
+        _ definition: IndexDefinition, _ rows: UnsafeBufferPointer<RowObject>, _ storedOrder: [UInt32]?, _ inStoredOrder: inout Bool
     ) -> PersistentBTree<Entry, EntryMark> {
-        rows.withUnsafeBufferPointer { rows in
-            let entries: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, count: rows.count) { .passUnretained(rows[$0]) }
-            defer { entries.deallocate() }
-            if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(entries)) {
-                inStoredOrder = true
-                return Self.tree(moving: entries, in: storedOrder.lazy.map(Int.init))
-            }
-            // Rows come in identifier order, and `sortedPermutation`
-            // breaks ties by position, so equal keys stay in it.
-            return Self.tree(moving: entries, in: sortedPermutation(UnsafeBufferPointer(entries)))
+        let entries: UnsafeMutableBufferPointer<Entry> = Self.entries(definition, count: rows.count) { .passUnretained(rows[$0]) }
+        defer { entries.deallocate() }
+        if let storedOrder, Self.isOrder(storedOrder, of: UnsafeBufferPointer(entries)) {
+            inStoredOrder = true
+            return Self.tree(moving: entries, in: storedOrder.lazy.map(Int.init))
         }
+        // Rows come in identifier order, and `sortedPermutation`
+        // breaks ties by position, so equal keys stay in it.
+        return Self.tree(moving: entries, in: sortedPermutation(UnsafeBufferPointer(entries)))
     }
 
     /// The entries of the `count` rows `row` gives, in their order, in a
