@@ -132,7 +132,12 @@ struct TableSchema: Sendable {
 /// keys are in the value format cannot store.
 @inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
-    switch OrderedKey.encoding(of: ID.self) {
+    // The commonest types first, by identity: where `ID` is not known when
+    // compiled (an open decoding a table), a comparison of two metadata
+    // pointers where a cast costs a runtime call, and two per identifier.
+    if ID.self == Int64.self { return .int(unsafeBitCast(id, to: Int64.self)) }
+    if ID.self == Int.self { return .int(Int64(unsafeBitCast(id, to: Int.self))) }
+    return switch OrderedKey.encoding(of: ID.self) {
     case .int64: .int((id as? Int64) ?? Int64(id as! Int))
     case .uint64: (id as! UInt64).indexValue
     case .string: .string(id as! String)
