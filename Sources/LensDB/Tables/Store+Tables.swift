@@ -119,6 +119,7 @@ struct TableLoader<T: Entity> {
             throw TableError.encodingMismatch(table: name, stored: declared, expected: storage.encoding)
         }
         let (keys, values) = state.snapshotTables[name].map { ($0.keys, $0.values) } ?? Self.entries(state.tables[name] ?? [:])
+        precondition(keys.count == values.count, "a value for each key")
         // Large tables decode on every core, each thread a run of entries.
         let ranges = Parallel.runs(of: keys.count, smallest: entriesPerThread)
         let schema = storage.schema, lsn = state.lsn
@@ -223,11 +224,12 @@ struct TableLoader<T: Entity> {
     /// an entry's key and value. Tuning only.
     private static var loadedAhead: Int { 8 }
 
-    /// Starts loading the storage of `arrays[place]`: its header and first
-    /// bytes. An array is one reference to its storage, read here as bits,
-    /// without the retain a copy of the array would make (a write to the
-    /// line this is to load). Were the layout ever otherwise, the prefetch
-    /// would only load the wrong line: a prefetch never faults.
+    /// Starts loading the storage of `arrays[place]`, which must be a place
+    /// of `arrays`: its header and first 96 bytes. An array is one
+    /// reference to its storage, read here as bits, without the retain a
+    /// copy of the array would make (a write to the line this is to load).
+    /// Were the layout ever otherwise, the prefetch would only load the
+    /// wrong line: a prefetch never faults.
     @inline(__always) private static func prefetchStorage(of arrays: [[UInt8]], at place: Int) {
         arrays.withUnsafeBufferPointer { arrays in
             if let storage = UnsafeRawPointer(arrays.baseAddress! + place).load(as: UnsafeRawPointer?.self) {
@@ -267,7 +269,8 @@ struct TableLoader<T: Entity> {
 /// retain and a release of each row, a cache miss each on a table's worth
 /// of rows (a third of the serial part of an open of 100k).
 ///
-/// `@unchecked Sendable`: a decode run fills its own on one thread and
+/// `@unchecked Sendable`: nothing here is synchronized, and it is safe as
+/// ``TableLoader`` uses it. A decode run fills its own on one thread and
 /// hands it over when `Parallel.map` returns, which orders its writes
 /// before the joining thread's reads; index builds then read the rows on
 /// several threads, and nothing changes them until they are done.
@@ -279,7 +282,7 @@ final class DecodedRows: @unchecked Sendable {
 
     /// Room for `capacity` rows.
     init(capacity: Int) {
-        base = .allocate(capacity: Swift.max(capacity, 1))
+        base = .allocate(capacity: capacity)
         self.capacity = capacity
     }
 
@@ -310,8 +313,12 @@ final class DecodedRows: @unchecked Sendable {
 
     /// The rows in `order`, a permutation of their places, moved out of this.
     func permuted(_ order: [Int]) -> DecodedRows {
-        precondition(order.count == count && StoreState.namesEachOnce(order.map(UInt32.init), count: count),
-                     "an order names each row once")
+        // A place named twice would be moved out twice.
+        var named = [Bool](repeating: false, count: count)
+        precondition(order.count == count && order.allSatisfy { place in
+            defer { named[place] = true }
+            return !named[place]
+        }, "an order names each row once")
         let permuted = DecodedRows(capacity: count)
         for place in order { permuted.append((base + place).move()) }
         count = 0

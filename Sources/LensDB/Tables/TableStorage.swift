@@ -233,24 +233,18 @@ struct TableStorage: Sendable {
         loading.append(row)
     }
 
-    /// Builds the row tree of an empty table from `rows`, whose identifiers
-    /// `ids` ascend, as one tree: no descent per row. What a load and an
-    /// open both end with.
-    mutating func load(ids: [IndexValue], rows: [RowObject]) {
-        precondition(self.rows.isEmpty, "a load goes into an empty table")
-        precondition(ids.count == rows.count, "a row for each identifier")
-        self.rows = RowTree(count: rows.count, id: { ids[$0] }, row: { rows[$0] })
-    }
-
-    /// ``load(ids:rows:)`` of rows an open decoded, each moved into the
-    /// tree rather than retained by it: `rows` is left empty.
+    /// Builds the row tree of an empty table from the rows an open decoded,
+    /// whose identifiers `ids` ascend, as one tree: no descent per row.
+    /// Each row moves into the tree rather than being retained by it:
+    /// `rows` is left empty.
     mutating func load(ids: [IndexValue], moving rows: DecodedRows) {
         precondition(self.rows.isEmpty, "a load goes into an empty table")
         precondition(ids.count == rows.count, "a row for each identifier")
         self.rows = rows.moveAll { RowTree(count: ids.count, id: { ids[$0] }, row: $0) }
     }
 
-    /// ``load(ids:rows:)`` of a load's rows, which hold their identifiers.
+    /// The row tree of an empty table from a load's rows, which hold their
+    /// identifiers and ascend by them, as one tree (as ``load(ids:moving:)``).
     mutating func load(_ rows: [RowObject]) {
         precondition(self.rows.isEmpty, "a load goes into an empty table")
         self.rows = RowTree(count: rows.count, id: { rows[$0].id }, row: { rows[$0] })

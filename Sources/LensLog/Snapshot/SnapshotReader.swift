@@ -111,8 +111,8 @@ public struct SnapshotFile: Sendable {
                 }
                 // Each item moves out in order, without a retain, and its
                 // slot takes an item with nothing to release, so that the
-                // array frees no item twice (reversing the array instead,
-                // to pop each from its end, retained and released them all).
+                // array frees no item twice. (Reversing the array to pop
+                // each item from its end cost about 1 ms in an open of 100k.)
                 try chunk.items.withUnsafeMutableBufferPointer { parsed in
                     for slot in parsed.indices {
                         let item = (parsed.baseAddress! + slot).move()

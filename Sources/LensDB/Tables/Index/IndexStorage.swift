@@ -314,7 +314,7 @@ struct IndexStorage: Sendable {
         self = rows.withUnsafeBufferPointer { IndexStorage(definition, rows: $0, storedOrder: storedOrder) }
     }
 
-    /// ``init(_:rows:storedOrder:)`` of rows read in place.
+    /// The same index, of rows read in place (an open's ``DecodedRows``).
     init(_ definition: IndexDefinition, rows: UnsafeBufferPointer<RowObject>, storedOrder: [UInt32]?) {
         self.definition = definition
         var inStoredOrder = false
