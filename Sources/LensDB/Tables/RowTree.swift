@@ -56,6 +56,14 @@ struct RowTree: Sendable {
     /// callers that pass another; it costs a descent of its own.
     private static func key(_ id: IndexValue, in tree: PersistentBTree<Int64, RowObject>) -> Int64? {
         if let key = integer(id) { return key }
+        return tiedKey(id, in: tree)
+    }
+
+    /// ``key(_:in:)`` of an identifier that is not an integer. Out of line,
+    /// so that its copy of the tree (the cursor it makes holds one) is not
+    /// made on the way to it.
+    @inline(never)
+    private static func tiedKey(_ id: IndexValue, in tree: PersistentBTree<Int64, RowObject>) -> Int64? {
         guard let (key, _) = tree.entry(atRank: tree.rank(of: { IndexValue.int($0) < id })), IndexValue.int(key) == id else { return nil }
         return key
     }
@@ -86,8 +94,15 @@ struct RowTree: Sendable {
     /// lends it: valid while this tree lives unchanged.
     func unretainedValue(for id: IndexValue) -> Unmanaged<RowObject>? {
         switch keys {
-        case let .integers(tree): Self.key(id, in: tree).flatMap(tree.unretainedValue)
-        case let .values(tree): tree.unretainedValue(for: id)
+        case let .integers(tree):
+            // An integer goes straight down: with `key(_:in:)` inlined here,
+            // the tree was copied for its other path (a retain and a release
+            // of the root on every read, a tenth of a point read's time).
+            if let key = Self.integer(id) { return tree.unretainedValue(for: key) }
+            guard let key = Self.tiedKey(id, in: tree) else { return nil }
+            return tree.unretainedValue(for: key)
+        case let .values(tree):
+            return tree.unretainedValue(for: id)
         }
     }
 
