@@ -267,7 +267,7 @@ struct TableLoader<T: Entity> {
 /// Rows an open decoded, held until they move into the table's row tree.
 /// Moving them there, rather than copying an array of them, spares a
 /// retain and a release of each row, a cache miss each on a table's worth
-/// of rows (a third of the serial part of an open of 100k).
+/// of rows (4.6 ms of CPU on one thread in an open of 100k).
 ///
 /// `@unchecked Sendable`: nothing here is synchronized, and it is safe as
 /// ``TableLoader`` uses it. A decode run fills its own on one thread and

@@ -132,9 +132,10 @@ struct TableSchema: Sendable {
 /// keys are in the value format cannot store.
 @inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
-    // The commonest types first, by identity: where `ID` is not known when
-    // compiled (an open decoding a table), a comparison of two metadata
-    // pointers where a cast costs a runtime call, and two per identifier.
+    // The commonest types first, by identity. Where `ID` is not known when
+    // compiled (an open decoding a table), comparing two metadata pointers
+    // costs next to nothing; the casts below are runtime calls, two per
+    // identifier.
     if ID.self == Int64.self { return .int(unsafeBitCast(id, to: Int64.self)) }
     if ID.self == Int.self { return .int(Int64(unsafeBitCast(id, to: Int.self))) }
     return switch OrderedKey.encoding(of: ID.self) {
