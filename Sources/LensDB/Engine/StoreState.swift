@@ -118,11 +118,11 @@ public struct StoreState: Sendable {
     }
 
     /// Whether `order` is a permutation of `0..<count`.
-    static func namesEachOnce(_ order: [UInt32], count: Int) -> Bool {
+    static func namesEachOnce<Place: BinaryInteger>(_ order: [Place], count: Int) -> Bool {
         guard order.count == count else { return false }
         var seen = [Bool](repeating: false, count: count)
         for place in order {
-            guard place < count, !seen[Int(place)] else { return false }
+            guard place >= 0, place < count, !seen[Int(place)] else { return false }
             seen[Int(place)] = true
         }
         return true

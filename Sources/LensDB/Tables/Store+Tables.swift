@@ -314,11 +314,7 @@ final class DecodedRows: @unchecked Sendable {
     /// The rows in `order`, a permutation of their places, moved out of this.
     func permuted(_ order: [Int]) -> DecodedRows {
         // A place named twice would be moved out twice.
-        var named = [Bool](repeating: false, count: count)
-        precondition(order.count == count && order.allSatisfy { place in
-            defer { named[place] = true }
-            return !named[place]
-        }, "an order names each row once")
+        precondition(StoreState.namesEachOnce(order, count: count), "an order names each row once")
         let permuted = DecodedRows(capacity: count)
         for place in order { permuted.append((base + place).move()) }
         count = 0
