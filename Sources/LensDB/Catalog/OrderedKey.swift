@@ -24,17 +24,16 @@ public enum OrderedKey {
     }
 
     /// The key encoding identifiers of type `ID` get, from the static type
-    /// alone. Inlinable, so that a caller specialized for `ID` knows it
-    /// when compiled.
+    /// alone: `ID` is exactly one of the types named, or it is not. Inlinable,
+    /// so that a caller specialized for `ID` knows it when compiled; where
+    /// `ID` is not known, each test compares two metadata pointers.
     @inlinable
     public static func encoding<ID>(of type: ID.Type) -> KeyEncoding {
-        switch type {
-        case is Int.Type, is Int64.Type: .int64
-        case is UInt64.Type: .uint64
-        case is String.Type: .string
-        case is UUID.Type: .uuid
-        default: .valueFormat
-        }
+        if type == Int.self || type == Int64.self { return .int64 }
+        if type == UInt64.self { return .uint64 }
+        if type == String.self { return .string }
+        if type == UUID.self { return .uuid }
+        return .valueFormat
     }
 
     /// The ordered bytes of a signed integer (``KeyEncoding/int64``).

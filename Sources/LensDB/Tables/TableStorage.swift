@@ -132,17 +132,14 @@ struct TableSchema: Sendable {
 /// keys are in the value format cannot store.
 @inlinable
 func identifierValue<ID: Encodable>(_ id: ID) throws -> IndexValue {
-    // The commonest types first, by identity. Where `ID` is not known when
-    // compiled (an open decoding a table), comparing two metadata pointers
-    // costs next to nothing; the casts below are runtime calls, two per
-    // identifier.
-    if ID.self == Int64.self { return .int(unsafeBitCast(id, to: Int64.self)) }
-    if ID.self == Int.self { return .int(Int64(unsafeBitCast(id, to: Int.self))) }
-    return switch OrderedKey.encoding(of: ID.self) {
-    case .int64: .int((id as? Int64) ?? Int64(id as! Int))
-    case .uint64: (id as! UInt64).indexValue
-    case .string: .string(id as! String)
-    case .uuid: .uuid(id as! UUID)
+    // The encoding names `ID` exactly, so each value is reinterpreted as
+    // that type rather than cast: where `ID` is not known when compiled
+    // (an open decoding a table), a cast is a runtime call per identifier.
+    switch OrderedKey.encoding(of: ID.self) {
+    case .int64: .int(ID.self == Int64.self ? unsafeBitCast(id, to: Int64.self) : Int64(unsafeBitCast(id, to: Int.self)))
+    case .uint64: unsafeBitCast(id, to: UInt64.self).indexValue
+    case .string: .string(unsafeBitCast(id, to: String.self))
+    case .uuid: .uuid(unsafeBitCast(id, to: UUID.self))
     // encoding(of:) never gives .raw, the bytes of a program's own.
     case .valueFormat, .raw: .bytes(try ValueEncoder().encode(id))
     }
