@@ -1,57 +1,150 @@
 import HashTreeCollections
+import LensLog
 
-/// A table's entries as the snapshot a store opened from holds them: keys
-/// and values in two arrays, in key byte order.
+/// A table's entries as the snapshot a store opened from holds them, in
+/// key byte order: each key and value is a place in one of the snapshot's
+/// expanded chunks, which the entries keep.
 ///
-/// Loading a table this way is appending to two arrays, where a hash map
-/// would hash every key and allocate its nodes; reading one entry is a
-/// binary search. A typed open decodes the entries in order, already
-/// sorted by identifier. The first write to the table turns it into the
-/// hash map (``StoreState/tables``) that writes change in place.
+/// Loading a table this way keeps each chunk whole and notes where each
+/// entry lies in it, where a hash map would hash every key and allocate
+/// its nodes, and arrays of keys and values would allocate two arrays an
+/// entry; reading one entry is a binary search. A typed open decodes the
+/// entries in place, in order, already sorted by identifier. The first
+/// write to the table turns it into the hash map (``StoreState/tables``)
+/// that writes change in place.
 ///
 /// Immutable once built, so `Sendable`: versions of a store share it.
 final class SnapshotEntries: Sendable {
-    /// The keys, strictly ascending in byte order.
-    let keys: [[UInt8]]
-    /// `values[i]` is stored under `keys[i]`.
-    let values: [[UInt8]]
+    /// The bytes the entries lie in: expanded chunks, or an entry's own key
+    /// and value together (one given as arrays). A chunk that also holds
+    /// another table's entries is kept by both tables until each is opened
+    /// or changed.
+    private let chunks: [[UInt8]]
+    /// Where each entry lies, in key order: its keys strictly ascend.
+    private let places: [Place]
 
-    private init(keys: [[UInt8]], values: [[UInt8]]) {
-        self.keys = keys
-        self.values = values
+    /// An entry's key and value, as ranges of one of ``chunks``. 32 bits
+    /// hold any offset: a chunk expands to at most
+    /// `SnapshotFormat.maxChunkSize` (64 MiB and a little), and an entry
+    /// given whole (at most a record's payload) is its own chunk.
+    struct Place {
+        var chunk: UInt32
+        var key: UInt32
+        var keyCount: UInt32
+        var value: UInt32
+        var valueCount: UInt32
     }
 
-    var count: Int { keys.count }
+    private init(chunks: [[UInt8]], places: [Place]) {
+        self.chunks = chunks
+        self.places = places
+    }
+
+    var count: Int { places.count }
+
+    /// The key of entry `index`, copied out.
+    func key(at index: Int) -> [UInt8] { withKey(at: index) { Array($0) } }
+
+    /// The value of entry `index`, copied out.
+    func value(at index: Int) -> [UInt8] { withValue(at: index) { Array($0) } }
+
+    /// Calls `body` with the key of entry `index`, lent: valid inside `body`.
+    func withKey<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let place = places[index]
+        return try Self.bytes(of: chunks[Int(place.chunk)], at: place.key, count: place.keyCount, body)
+    }
+
+    /// Calls `body` with the value of entry `index`, lent: valid inside `body`.
+    func withValue<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
+        let place = places[index]
+        return try Self.bytes(of: chunks[Int(place.chunk)], at: place.value, count: place.valueCount, body)
+    }
+
+    @inline(__always) private static func bytes<Result>(
+        of chunk: [UInt8], at start: UInt32, count: UInt32, _ body: (UnsafeRawBufferPointer) throws -> Result
+    ) rethrows -> Result {
+        try chunk.withUnsafeBytes { chunk in
+            try body(UnsafeRawBufferPointer(rebasing: chunk[Int(start)..<Int(start + count)]))
+        }
+    }
 
     /// The value stored under `key`, if any. O(log n).
     func value(for key: [UInt8]) -> [UInt8]? {
-        var low = 0, high = keys.count
-        while low < high {
-            let middle = (low + high) / 2
-            if precedes(keys[middle], key) { low = middle + 1 } else { high = middle }
+        key.withUnsafeBytes { key in
+            var low = 0, high = places.count
+            while low < high {
+                let middle = (low + high) / 2
+                if withKey(at: middle, { precedes($0, key) }) { low = middle + 1 } else { high = middle }
+            }
+            guard low < places.count, withKey(at: low, { $0.elementsEqual(key) }) else { return nil }
+            return value(at: low)
         }
-        return low < keys.count && keys[low] == key ? values[low] : nil
+    }
+
+    /// Whether each key comes after the one before it, as ``Builder/build()`` leaves them.
+    var keysAscend: Bool {
+        places.indices.dropFirst().allSatisfy { index in withKey(at: index - 1) { before in withKey(at: index) { precedes(before, $0) } } }
+    }
+
+    /// Calls `body` with each entry's key and value, copied out, in key order.
+    func forEach(_ body: ([UInt8], [UInt8]) throws -> Void) rethrows {
+        for index in places.indices { try body(key(at: index), value(at: index)) }
     }
 
     /// The entries as the hash map a table that changes is held in. O(n).
     var dictionary: TreeDictionary<[UInt8], StoredValue> {
         var entries: TreeDictionary<[UInt8], StoredValue> = [:]
-        for (key, value) in zip(keys, values) { entries[key] = .encoded(value) }
+        forEach { key, value in entries[key] = .encoded(value) }
         return entries
     }
 
     /// Collects one table's entries in the order a snapshot gives them.
     struct Builder {
-        private var keys: [[UInt8]] = []
-        private var values: [[UInt8]] = []
+        private var chunks: [[UInt8]] = []
+        /// The snapshot's number for the last of ``chunks``, when it is one
+        /// of the snapshot's chunks.
+        private var lastChunk: UInt64?
+        private var places: [Place] = []
         /// Whether every key so far came after the one before it, as the
         /// snapshots LensDB writes give them.
         private var ascending = true
 
-        mutating func append(key: consuming [UInt8], value: consuming [UInt8]) {
-            if ascending, !keys.isEmpty, !precedes(keys[keys.count - 1], key) { ascending = false }
-            keys.append(consume key)
-            values.append(consume value)
+        /// Adds an entry given in place in its chunk.
+        mutating func append(_ entry: SnapshotEntryBytes) {
+            if lastChunk != entry.chunkIndex {
+                chunks.append(entry.chunk)
+                lastChunk = entry.chunkIndex
+            }
+            append(Place(chunk: UInt32(chunks.count - 1), key: UInt32(entry.key.lowerBound), keyCount: UInt32(entry.key.count),
+                         value: UInt32(entry.value.lowerBound), valueCount: UInt32(entry.value.count)))
+        }
+
+        /// Adds an entry given as arrays: its key and value become a chunk
+        /// of their own.
+        mutating func append(key: [UInt8], value: [UInt8]) {
+            chunks.append(key + value)
+            lastChunk = nil
+            append(Place(chunk: UInt32(chunks.count - 1), key: 0, keyCount: UInt32(key.count),
+                         value: UInt32(key.count), valueCount: UInt32(value.count)))
+        }
+
+        private mutating func append(_ place: Place) {
+            if ascending, let last = places.last, !Self.precedes(last, place, in: chunks) { ascending = false }
+            places.append(place)
+        }
+
+        /// Whether the key at `a` comes before the key at `b`.
+        private static func precedes(_ a: Place, _ b: Place, in chunks: [[UInt8]]) -> Bool {
+            chunks[Int(a.chunk)].withUnsafeBytes { first in
+                chunks[Int(b.chunk)].withUnsafeBytes { second in
+                    LensDB.precedes(UnsafeRawBufferPointer(rebasing: first[Int(a.key)..<Int(a.key + a.keyCount)]),
+                                    UnsafeRawBufferPointer(rebasing: second[Int(b.key)..<Int(b.key + b.keyCount)]))
+                }
+            }
+        }
+
+        private static func equal(_ a: Place, _ b: Place, in chunks: [[UInt8]]) -> Bool {
+            !precedes(a, b, in: chunks) && !precedes(b, a, in: chunks)
         }
 
         /// The entries, in key order. A snapshot LensDB did not write may
@@ -59,23 +152,21 @@ final class SnapshotEntries: Sendable {
         /// are then sorted, and the last value given for a key is its value,
         /// as it would be in a hash map filled in the same order.
         func build() -> SnapshotEntries {
-            if ascending { return SnapshotEntries(keys: keys, values: values) }
-            let order = keys.withUnsafeBufferPointer { keys in
-                // Stable: of equal keys, the last given stays last.
-                Array(keys.indices).sorted { precedes(keys[$0], keys[$1]) || (keys[$0] == keys[$1] && $0 < $1) }
+            if ascending { return SnapshotEntries(chunks: chunks, places: places) }
+            // Stable: of equal keys, the last given stays last.
+            let order = Array(places.indices).sorted { a, b in
+                Self.precedes(places[a], places[b], in: chunks) || (!Self.precedes(places[b], places[a], in: chunks) && a < b)
             }
-            var sortedKeys: [[UInt8]] = [], sortedValues: [[UInt8]] = []
-            sortedKeys.reserveCapacity(order.count)
-            sortedValues.reserveCapacity(order.count)
+            var sorted: [Place] = []
+            sorted.reserveCapacity(order.count)
             for position in order {
-                if let last = sortedKeys.last, last == keys[position] {
-                    sortedValues[sortedValues.count - 1] = values[position]
+                if let last = sorted.last, Self.equal(last, places[position], in: chunks) {
+                    sorted[sorted.count - 1] = places[position]
                 } else {
-                    sortedKeys.append(keys[position])
-                    sortedValues.append(values[position])
+                    sorted.append(places[position])
                 }
             }
-            return SnapshotEntries(keys: sortedKeys, values: sortedValues)
+            return SnapshotEntries(chunks: chunks, places: sorted)
         }
     }
 }

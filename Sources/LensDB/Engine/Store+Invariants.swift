@@ -34,11 +34,11 @@ extension Store {
             try check(log.header.generation == generation, "log generation \(log.header.generation) is not the store's \(generation)")
         }
         for contents in visible.typed.values { try contents.checkInvariants() }
-        // Held as bytes, in arrays: checked here, not turned into a hash map below.
+        // Held as bytes, in their chunks: checked here, not turned into a hash map below.
         for (name, loaded) in visible.snapshotTables {
             try check(visible.tables[name] == nil && visible.typed[name] == nil, "table \(name) is held two ways")
             try check(loaded.count > 0, "table \(name) kept empty")
-            try check(zip(loaded.keys, loaded.keys.dropFirst()).allSatisfy { precedes($0, $1) }, "table \(name) is held out of key order")
+            try check(loaded.keysAscend, "table \(name) is held out of key order")
         }
         for name in visible.tableNames where visible.typed[name] == nil && visible.snapshotTables[name] == nil {
             let entries = visible.entries(in: name)

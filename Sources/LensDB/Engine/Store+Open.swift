@@ -242,9 +242,12 @@ extension Store {
 
     static func loadState(from snapshot: SnapshotFile) throws -> StoreState {
         var loader = SnapshotLoader(lastLSN: snapshot.lastLSN)
-        try snapshot.forEachItem { item in
-            if let problem = loader.add(consume item) { throw SnapshotError.malformedItem(file: snapshot.path, reason: problem) }
+        func check(_ problem: String?) throws {
+            if let problem { throw SnapshotError.malformedItem(file: snapshot.path, reason: problem) }
         }
+        // Entries stay in their chunks: a table's keys and values are not
+        // copied out one allocation each.
+        try snapshot.forEachItem(entriesInPlace: { entry in try check(loader.add(entry)) }, { item in try check(loader.add(consume item)) })
         return loader.state
     }
 
@@ -297,6 +300,24 @@ struct SnapshotLoader {
         if let previous = current.take() { entries[previous.name] = previous.builder }
     }
 
+    /// Adds an entry read in place in its chunk; nil when it fits, else
+    /// why it does not.
+    mutating func add(_ entry: SnapshotEntryBytes) -> String? {
+        if let problem = take(entry.table) { return problem }
+        current!.builder.append(entry)
+        return nil
+    }
+
+    /// Makes `table` the table at hand, for an entry of it; nil when it
+    /// can, else why not.
+    private mutating func take(_ table: UInt64) -> String? {
+        guard current?.id != table else { return nil }
+        guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
+        setCurrentAside()
+        current = (table, name, entries.removeValue(forKey: name) ?? SnapshotEntries.Builder())
+        return nil
+    }
+
     /// Adds one item; nil when it fits, else why it does not.
     mutating func add(_ item: consuming SnapshotItem) -> String? {
         // Consumed: an entry's key and value move into the table's arrays
@@ -307,11 +328,7 @@ struct SnapshotLoader {
             // An identifier declared again names another table from here on.
             if current?.id == id { setCurrentAside() }
         case let .entry(table, key, value):
-            if current?.id != table {
-                guard let name = tableNames[table] else { return "an entry of table \(table), never declared" }
-                setCurrentAside()
-                current = (table, name, entries.removeValue(forKey: name) ?? SnapshotEntries.Builder())
-            }
+            if let problem = take(table) { return problem }
             current!.builder.append(key: key, value: value)
         case let .root(name, value):
             loaded.roots[name] = .encoded(value)

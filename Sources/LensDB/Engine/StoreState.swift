@@ -92,8 +92,7 @@ public struct StoreState: Sendable {
     func forEachEncodedEntry(in table: String, _ body: ([UInt8], [UInt8]) throws -> Void) throws {
         if let contents = typed[table] { return try contents.forEachEncodedEntry(body) }
         if let loaded = snapshotTables[table] {
-            for (key, value) in zip(loaded.keys, loaded.values) { try body(key, value) }
-            return
+            return try loaded.forEach(body)
         }
         let entries = tables[table] ?? [:]
         for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try body(key, entries[key]!.bytes()) }

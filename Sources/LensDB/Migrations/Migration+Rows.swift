@@ -138,7 +138,12 @@ extension Migration {
         guard transaction.state.typed[table] == nil else {
             throw MigrationError.tableIsOpen(store: store, migration: name, table: table)
         }
-        if let loaded = transaction.state.snapshotTables[table] { return Array(zip(loaded.keys, loaded.values)) }
+        if let loaded = transaction.state.snapshotTables[table] {
+            var rows: [(key: [UInt8], bytes: [UInt8])] = []
+            rows.reserveCapacity(loaded.count)
+            loaded.forEach { rows.append(($0, $1)) }
+            return rows
+        }
         let entries = transaction.state.tables[table] ?? [:]
         // Key order, so that progress and the first row an error names are
         // the same in every run (a hash map's order is not).
@@ -206,7 +211,12 @@ struct RowReader {
 /// Whether key `a` comes before key `b` in byte order: what
 /// `lexicographicallyPrecedes` says, a `memcmp` at a time.
 func precedes(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+    a.withUnsafeBytes { a in b.withUnsafeBytes { b in precedes(a, b) } }
+}
+
+/// ``precedes(_:_:)-([UInt8],[UInt8])`` for keys lent in place.
+func precedes(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Bool {
     let common = min(a.count, b.count)
-    let order = common == 0 ? 0 : a.withUnsafeBytes { a in b.withUnsafeBytes { b in memcmp(a.baseAddress!, b.baseAddress!, common) } }
+    let order = common == 0 ? 0 : memcmp(a.baseAddress!, b.baseAddress!, common)
     return order != 0 ? order < 0 : a.count < b.count
 }

@@ -118,12 +118,11 @@ struct TableLoader<T: Entity> {
         if let declared = state.encoding(ofTable: name), declared != storage.encoding, count > 0 {
             throw TableError.encodingMismatch(table: name, stored: declared, expected: storage.encoding)
         }
-        let (keys, values) = state.snapshotTables[name].map { ($0.keys, $0.values) } ?? Self.entries(state.tables[name] ?? [:])
-        precondition(keys.count == values.count, "a value for each key")
+        let entries = state.snapshotTables[name].map(StoredEntries.snapshot) ?? Self.entries(state.tables[name] ?? [:])
         // Large tables decode on every core, each thread a run of entries.
-        let ranges = Parallel.runs(of: keys.count, smallest: entriesPerThread)
+        let ranges = Parallel.runs(of: entries.count, smallest: entriesPerThread)
         let schema = storage.schema, lsn = state.lsn
-        var runs = Parallel.map(ranges.count) { run in decode(keys, values, ranges[run], schema: schema, lsn: lsn) }
+        var runs = Parallel.map(ranges.count) { run in decode(entries, ranges[run], schema: schema, lsn: lsn) }
         // The first run's identifiers are taken whole, and the others' appended.
         var ids: [IndexValue] = []
         if !runs.isEmpty { swap(&ids, &runs[0].ids) }
@@ -136,7 +135,7 @@ struct TableLoader<T: Entity> {
             ids.append(contentsOf: run.ids)
         }
         var rows = DecodedRows(joining: runs.map(\.rows))
-        let failures = runs.flatMap(\.failures).map { (key: keys[$0.position], bytes: values[$0.position], error: $0.error) }
+        let failures = runs.flatMap(\.failures).map { (key: entries.key(at: $0.position), bytes: entries.value(at: $0.position), error: $0.error) }
         if policy == .quarantine {
             for failure in failures { storage.quarantine[failure.key] = QuarantinedEntry(bytes: failure.bytes, reason: Self.reason(failure.error)) }
         }
@@ -164,7 +163,7 @@ struct TableLoader<T: Entity> {
     /// The keys and values of a table held as a hash map, in no particular
     /// order. Its values are bytes: `.decoded` occurs only in a table a
     /// program has opened with its type.
-    private static func entries(_ table: TreeDictionary<[UInt8], StoredValue>) -> ([[UInt8]], [[UInt8]]) {
+    private static func entries(_ table: TreeDictionary<[UInt8], StoredValue>) -> StoredEntries {
         var keys: [[UInt8]] = [], values: [[UInt8]] = []
         keys.reserveCapacity(table.count)
         values.reserveCapacity(table.count)
@@ -172,7 +171,56 @@ struct TableLoader<T: Entity> {
             keys.append(key)
             values.append((try? value.bytes()) ?? [])
         }
-        return (keys, values)
+        return .arrays(keys: keys, values: values)
+    }
+
+    /// A table's stored entries, as a load reads them: in the snapshot's
+    /// chunks, or (a table changed since) in arrays of their own.
+    enum StoredEntries: Sendable {
+        case snapshot(SnapshotEntries)
+        case arrays(keys: [[UInt8]], values: [[UInt8]])
+
+        var count: Int {
+            switch self {
+            case let .snapshot(entries): entries.count
+            case let .arrays(keys, _): keys.count
+            }
+        }
+
+        func key(at index: Int) -> [UInt8] {
+            switch self {
+            case let .snapshot(entries): entries.key(at: index)
+            case let .arrays(keys, _): keys[index]
+            }
+        }
+
+        func value(at index: Int) -> [UInt8] {
+            switch self {
+            case let .snapshot(entries): entries.value(at: index)
+            case let .arrays(_, values): values[index]
+            }
+        }
+
+        /// Calls `body` with the key and value of entry `index`, lent.
+        @inline(__always) func withEntry<Result>(
+            at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Result
+        ) rethrows -> Result {
+            switch self {
+            case let .snapshot(entries):
+                try entries.withKey(at: index) { key in try entries.withValue(at: index) { try body(key, $0) } }
+            case let .arrays(keys, values):
+                try keys[index].withUnsafeBytes { key in try values[index].withUnsafeBytes { try body(key, $0) } }
+            }
+        }
+
+        /// Starts loading entry `index`'s key and value, when each is an
+        /// allocation of its own, seldom in the cache (a snapshot's lie in
+        /// order in their chunks, which the processor loads ahead itself).
+        @inline(__always) func prefetch(_ index: Int) {
+            guard case let .arrays(keys, values) = self else { return }
+            TableLoader.prefetchStorage(of: keys, at: index)
+            TableLoader.prefetchStorage(of: values, at: index)
+        }
     }
 
     /// What decoding a run of entries gives: its rows and their
@@ -189,28 +237,24 @@ struct TableLoader<T: Entity> {
 
     /// Decodes the entries at `range`. Safe on several threads at once:
     /// it reads its arguments and writes only what it returns.
-    private func decode(
-        _ keys: [[UInt8]], _ values: [[UInt8]], _ range: Range<Int>, schema: TableSchema, lsn: UInt64
-    ) -> DecodedRun {
+    private func decode(_ entries: StoredEntries, _ range: Range<Int>, schema: TableSchema, lsn: UInt64) -> DecodedRun {
         let decoder = ValueDecoder(), state = DecodingState()
         var run = DecodedRun(rows: DecodedRows(capacity: range.count))
         run.ids.reserveCapacity(range.count)
         for position in range {
-            // Each key and value is an allocation of its own, seldom in the
-            // cache: the ones a few entries on start loading now.
-            if position + Self.loadedAhead < range.upperBound {
-                Self.prefetchStorage(of: keys, at: position + Self.loadedAhead)
-                Self.prefetchStorage(of: values, at: position + Self.loadedAhead)
-            }
+            // The entries a few on start loading now.
+            if position + Self.loadedAhead < range.upperBound { entries.prefetch(position + Self.loadedAhead) }
             do {
-                let entity = try decoder.decode(T.self, from: values[position], in: state)
-                let id = try identifierValue(entity.id)
-                guard schema.identifier(fromKeyBytes: keys[position]) == id else {
-                    throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
+                let (entity, id, encoding) = try entries.withEntry(at: position) { key, value in
+                    let entity = try decoder.decode(T.self, from: value, in: state)
+                    let id = try identifierValue(entity.id)
+                    guard schema.isKey(key, of: id) else {
+                        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
+                    }
+                    return (entity, id, EncodingSummary(value))
                 }
                 if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
                 run.ids.append(id)
-                let encoding = EncodingSummary(values[position])
                 run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
                 run.encodedBytes += Int(encoding.count)
             } catch {
@@ -220,7 +264,7 @@ struct TableLoader<T: Entity> {
         return run
     }
 
-    /// How many entries ahead ``decode(_:_:_:schema:lsn:)`` starts loading
+    /// How many entries ahead ``decode(_:_:schema:lsn:)`` starts loading
     /// an entry's key and value. Tuning only.
     private static var loadedAhead: Int { 8 }
 
@@ -230,7 +274,7 @@ struct TableLoader<T: Entity> {
     /// copy of the array would make (a write to the line this is to load).
     /// Were the layout ever otherwise, the prefetch would only load the
     /// wrong line: a prefetch never faults.
-    @inline(__always) private static func prefetchStorage(of arrays: [[UInt8]], at place: Int) {
+    @inline(__always) fileprivate static func prefetchStorage(of arrays: [[UInt8]], at place: Int) {
         arrays.withUnsafeBufferPointer { arrays in
             if let storage = UnsafeRawPointer(arrays.baseAddress! + place).load(as: UnsafeRawPointer?.self) {
                 lens_prefetch_object(storage)

@@ -57,8 +57,12 @@ struct EncodingSummary: Sendable {
     /// tells a change from a likely repeat, and a repeat is confirmed by
     /// comparing bytes, so it needs no seed against chosen collisions.
     @usableFromInline init(_ bytes: [UInt8]) {
-        hash = Int32(bitPattern: CRC32C.checksum(bytes))
-        count = UInt32(clamping: bytes.count)
+        self.init(hash: Int32(bitPattern: CRC32C.checksum(bytes)), count: UInt32(clamping: bytes.count))
+    }
+
+    /// The summary of bytes lent in place.
+    init(_ bytes: UnsafeRawBufferPointer) {
+        self.init(hash: Int32(bitPattern: CRC32C.checksum(bytes)), count: UInt32(clamping: bytes.count))
     }
 }
 
@@ -109,6 +113,16 @@ struct TableSchema: Sendable {
     }
 
     /// The identifier stored as `key`, if the bytes are one.
+    /// Whether `key` is the key of `id`: `identifier(fromKeyBytes: key) == id`,
+    /// read in place for an integer key, the commonest.
+    func isKey(_ key: UnsafeRawBufferPointer, of id: IndexValue) -> Bool {
+        if keyEncoding == .int64, case let .int(value) = id, key.count == 8 {
+            // The ordered bytes of `value`: big-endian, the sign bit flipped.
+            return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) == UInt64(bitPattern: value) ^ (1 << 63)
+        }
+        return identifier(fromKeyBytes: Array(key)) == id
+    }
+
     func identifier(fromKeyBytes key: [UInt8]) -> IndexValue? {
         if keyEncoding == .valueFormat { return (try? Document(decodingBinary: key)) == nil ? nil : .bytes(key) }
         switch OrderedKey.decode(key, as: keyEncoding) {

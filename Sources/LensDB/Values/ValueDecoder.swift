@@ -42,7 +42,8 @@ public struct ValueDecoder: Sendable {
         try bytes.withUnsafeBytes { try decode(type, from: $0, in: state) }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, in state: DecodingState) throws -> T {
+    /// ``decode(_:from:in:)-([UInt8])`` from bytes lent in place.
+    func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, in state: DecodingState) throws -> T {
         state.begin(ValueReader(bytes))
         var offset = 0
         // Containers hold the state unretained; this keeps it alive until they are done.

@@ -77,6 +77,9 @@ public struct ByteCursor {
     public var isAtEnd: Bool { offset >= end }
     public var remaining: Int { end - offset }
 
+    /// The next byte, not read past.
+    public func peek() -> UInt8? { offset < end ? bytes[offset] : nil }
+
     public mutating func byte() -> UInt8? {
         guard offset < end else { return nil }
         defer { offset += 1 }
@@ -102,6 +105,13 @@ public struct ByteCursor {
         // Through a buffer, not a slice: a slice would retain and release
         // the whole array for each field read.
         return bytes.withUnsafeBufferPointer { Array(UnsafeBufferPointer(rebasing: $0[offset..<(offset + Int(length))])) }
+    }
+
+    /// ``lengthPrefixed()``'s bytes as their place in ``bytes``, not copied.
+    public mutating func lengthPrefixedRange() -> Range<Int>? {
+        guard let length = varint(), length <= UInt64(remaining) else { return nil }
+        defer { offset += Int(length) }
+        return offset..<(offset + Int(length))
     }
 
     /// A length-prefixed UTF-8 string; nil when cut or not valid UTF-8.

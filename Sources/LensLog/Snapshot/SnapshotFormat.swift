@@ -90,6 +90,31 @@ public struct ChunkFlags: OptionSet, Sendable {
 }
 
 /// One item of a snapshot.
+/// A table entry as ``SnapshotFile/forEachItem(entriesInPlace:_:)`` gives
+/// it: its key and value are byte ranges of the expanded chunk that holds
+/// it, which the chunk's entries share, so nothing is copied per entry.
+public struct SnapshotEntryBytes: Sendable {
+    /// The table's identifier, as its ``SnapshotItem/table(id:name:)`` declared it.
+    public let table: UInt64
+    /// The expanded bytes of the chunk that holds the entry.
+    public let chunk: [UInt8]
+    /// The chunk's place among the snapshot's chunks, from 0: entries with
+    /// the same one share ``chunk``.
+    public let chunkIndex: UInt64
+    /// Where the key lies in ``chunk``.
+    public let key: Range<Int>
+    /// Where the value lies in ``chunk``.
+    public let value: Range<Int>
+
+    public init(table: UInt64, chunk: [UInt8], chunkIndex: UInt64, key: Range<Int>, value: Range<Int>) {
+        self.table = table
+        self.chunk = chunk
+        self.chunkIndex = chunkIndex
+        self.key = key
+        self.value = value
+    }
+}
+
 public enum SnapshotItem: Sendable, Equatable {
     case table(id: UInt64, name: String)
     case entry(table: UInt64, key: [UInt8], value: [UInt8])

@@ -88,6 +88,23 @@ public struct SnapshotFile: Sendable {
     ///   key), before any chunk is read; ``SnapshotError`` for a malformed
     ///   chunk or item or a chunk that does not authenticate; or what `body` throws.
     public func forEachItem(_ body: (consuming SnapshotItem) throws -> Void) throws {
+        try forEachItem(entriesInPlace: nil, body)
+    }
+
+    /// ``forEachItem(_:)``, but for table entries, which `entry` takes in
+    /// place of `body`: each as its place in the expanded chunk that holds
+    /// it, its key and value not copied out. An open keeps the chunks
+    /// instead of an allocation for each key and each value. The same
+    /// order, checks and throws.
+    public func forEachItem(
+        entriesInPlace entry: (SnapshotEntryBytes) throws -> Void, _ body: (consuming SnapshotItem) throws -> Void
+    ) throws {
+        try withoutActuallyEscaping(entry) { entry in try forEachItem(entriesInPlace: .some(entry), body) }
+    }
+
+    private func forEachItem(
+        entriesInPlace entry: ((SnapshotEntryBytes) throws -> Void)?, _ body: (consuming SnapshotItem) throws -> Void
+    ) throws {
         try EncryptionError.check(encryption, against: cipher, file: path)
         var offset = headerSize
         let end = bytes.count - SnapshotFormat.trailerSize
@@ -99,8 +116,10 @@ public struct SnapshotFile: Sendable {
             let starts = chunkStarts(
                 from: offset, end: end, count: Parallel.threads * Self.chunksPerThread,
                 bytes: Parallel.threads * Self.chunksPerThread * SnapshotFormat.targetChunkSize)
-            let first = chunks
-            var wave = Parallel.map(starts.count) { place in parsedChunk(at: starts[place], end: end, index: first + UInt64(place)) }
+            let first = chunks, inPlace = entry != nil
+            var wave = Parallel.map(starts.count) { place in
+                parsedChunk(at: starts[place], end: end, index: first + UInt64(place), entriesInPlace: inPlace)
+            }
             for place in wave.indices {
                 var chunk = ParsedChunk()
                 swap(&chunk, &wave[place])
@@ -116,8 +135,12 @@ public struct SnapshotFile: Sendable {
                 try chunk.items.withUnsafeMutableBufferPointer { parsed in
                     for slot in parsed.indices {
                         let item = (parsed.baseAddress! + slot).move()
-                        (parsed.baseAddress! + slot).initialize(to: .tableEncoding(table: 0, key: 0, value: 0))
-                        try body(item)
+                        (parsed.baseAddress! + slot).initialize(to: .whole(.tableEncoding(table: 0, key: 0, value: 0)))
+                        if case let .entryInPlace(table, key, value) = item {
+                            try entry?(SnapshotEntryBytes(table: table, chunk: chunk.raw, chunkIndex: chunks, key: key, value: value))
+                        } else {
+                            try body(item.item!)
+                        }
                         items += 1
                     }
                 }
@@ -140,8 +163,22 @@ public struct SnapshotFile: Sendable {
     /// first malformed one (`failure`).
     private struct ParsedChunk: Sendable {
         var read: Result<(size: Int, flags: ChunkFlags), SnapshotError> = .success((0, []))
-        var items: [SnapshotItem] = []
+        /// The expanded bytes, kept when its entries are read in place.
+        var raw: [UInt8] = []
+        var items: [ParsedItem] = []
         var failure: SnapshotError?
+    }
+
+    /// An item as a chunk's parse gives it: whole, or a table entry as its
+    /// place in the chunk's bytes.
+    private enum ParsedItem: Sendable {
+        case whole(SnapshotItem)
+        case entryInPlace(table: UInt64, key: Range<Int>, value: Range<Int>)
+
+        var item: SnapshotItem? {
+            if case let .whole(item) = self { return item }
+            return nil
+        }
     }
 
     /// The offsets of up to `count` chunks from `offset` on, as their
@@ -169,7 +206,7 @@ public struct SnapshotFile: Sendable {
     }
 
     /// Reads chunk number `index`, at `offset`, and parses its items.
-    private func parsedChunk(at offset: Int, end: Int, index: UInt64) -> ParsedChunk {
+    private func parsedChunk(at offset: Int, end: Int, index: UInt64, entriesInPlace: Bool) -> ParsedChunk {
         let opening = cipher.map { ChunkOpening(cipher: $0, generation: generation, lastLSN: lastLSN, index: index) }
         var parsed = ParsedChunk()
         do {
@@ -177,12 +214,14 @@ public struct SnapshotFile: Sendable {
             parsed.read = .success((size, flags))
             var cursor = ByteCursor(raw)
             while !cursor.isAtEnd {
-                guard let item = Self.item(&cursor, version: version) else {
+                let inPlace = entriesInPlace && cursor.peek() == SnapshotItemKind.entry.rawValue
+                guard let item = inPlace ? Self.entryInPlace(&cursor) : Self.item(&cursor, version: version).map(ParsedItem.whole) else {
                     parsed.failure = .badChunk(file: path, offset: Int64(offset))
                     break
                 }
                 parsed.items.append(item)
             }
+            if entriesInPlace { parsed.raw = raw }
         } catch {
             parsed.read = .failure(error)
         }
@@ -252,6 +291,14 @@ public struct SnapshotFile: Sendable {
               let decompressed = stored.withUnsafeBytes({ LZ4.decompress($0, decompressedCount: raw) })
         else { throw bad }
         return decompressed
+    }
+
+    /// The table entry next, as its key's and value's places in the
+    /// cursor's bytes; nil when malformed, as ``item(_:version:)`` reads it.
+    private static func entryInPlace(_ cursor: inout ByteCursor) -> ParsedItem? {
+        guard cursor.byte() == SnapshotItemKind.entry.rawValue, let table = cursor.varint(),
+              let key = cursor.lengthPrefixedRange(), let value = cursor.lengthPrefixedRange() else { return nil }
+        return .entryInPlace(table: table, key: key, value: value)
     }
 
     /// The next item; nil when malformed, or of a kind `version` does not have.

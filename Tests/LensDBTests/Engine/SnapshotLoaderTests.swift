@@ -25,7 +25,12 @@ import Testing
     /// Each table's entries as the state holds them, by name.
     static func contents(_ state: StoreState) -> [String: [[UInt8]: [UInt8]]] {
         state.snapshotTables.reduce(into: [:]) { contents, table in
-            contents[table.key] = Dictionary(uniqueKeysWithValues: zip(table.value.keys, table.value.values))
+            var entries: [[UInt8]: [UInt8]] = [:]
+            table.value.forEach { key, value in
+                #expect(entries[key] == nil, "each key once")
+                entries[key] = value
+            }
+            contents[table.key] = entries
         }
     }
 
@@ -46,6 +51,53 @@ import Testing
             "c": [[4]: [40]],
         ])
         #expect(state.lsn == 7)
+    }
+
+    /// Entries stay in the chunks that hold them. Two tables' entries
+    /// share chunks, many chunks each; every key reads back its value,
+    /// found by its bytes, and no other key is found.
+    @Test func entriesReadInPlaceAcrossManyChunksReadBackByKey() throws {
+        var random = SeededGenerator.fromEnvironment("entriesInPlace")
+        var items: [SnapshotItem] = [.table(id: 1, name: "a"), .table(id: 2, name: "b")]
+        var expected: [String: [[UInt8]: [UInt8]]] = ["a": [:], "b": [:]]
+        for index in 0..<6000 {
+            let table = UInt64(1 + index % 2), key = OrderedKey.int64(Int64(index / 2))
+            let value = (0..<Int.random(in: 0..<120, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            items.append(.entry(table: table, key: key, value: value))
+            expected[table == 1 ? "a" : "b"]![key] = value
+        }
+        let state = try Self.loaded(items)
+        #expect(Self.contents(state) == expected)
+        for (name, entries) in expected {
+            let loaded = try #require(state.snapshotTables[name])
+            #expect(loaded.keysAscend)
+            for (key, value) in entries { #expect(try state.value(in: name, key: key)?.bytes() == value) }
+            for absent in [[], OrderedKey.int64(-1), OrderedKey.int64(3000), OrderedKey.int64(7) + [0]] {
+                #expect(state.value(in: name, key: absent) == nil)
+            }
+        }
+    }
+
+    /// A snapshot LensDB did not write may give a table's keys out of
+    /// order, or one key twice: the entries are sorted, and the last value
+    /// given for a key is its value, read in place or given whole.
+    @Test func entriesOutOfOrderAreSortedAndTheLastValueOfAKeyStays() throws {
+        let items: [SnapshotItem] = [
+            .table(id: 1, name: "a"),
+            .entry(table: 1, key: [5], value: [50]), .entry(table: 1, key: [1], value: [10]),
+            .entry(table: 1, key: [5], value: [51]), .entry(table: 1, key: [3], value: [30]),
+            .entry(table: 1, key: [1, 0], value: [100]), .entry(table: 1, key: [5], value: [52]),
+        ]
+        let expected: [[UInt8]: [UInt8]] = [[1]: [10], [1, 0]: [100], [3]: [30], [5]: [52]]
+        var whole = SnapshotLoader(lastLSN: 7)
+        for item in items { #expect(whole.add(item) == nil) }
+        for state in [try Self.loaded(items), whole.state] {
+            #expect(Self.contents(state) == ["a": expected])
+            let loaded = try #require(state.snapshotTables["a"])
+            #expect(loaded.keysAscend)
+            #expect((0..<loaded.count).map(loaded.key(at:)) == [[1], [1, 0], [3], [5]])
+            #expect(try state.value(in: "a", key: [5])?.bytes() == [52])
+        }
     }
 
     @Test func anEntryOfATableNeverDeclaredIsMalformed() throws {

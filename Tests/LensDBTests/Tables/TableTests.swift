@@ -118,6 +118,47 @@ import Testing
         #expect(tags.all().map(\.id) == [composed, "tea"] && tags.quarantined.count == 1)
     }
 
+    /// An entity stored under another identifier's key is no entity of
+    /// the table: an open with `.quarantine` keeps its bytes aside under
+    /// that key, and one with `.fail` says which key holds it. The same
+    /// whether the open reads the table from the log or from a snapshot.
+    @Test func anEntityStoredUnderAnotherIdentifiersKeyIsNotAnEntity() throws {
+        struct Counter: Entity, Equatable {
+            var id: Int64
+            var count: Int
+        }
+        for compacted in [false, true] {
+            let fileSystem = SimulatedFileSystem()
+            do {
+                let store = try tableStore(fileSystem)
+                try store.table(Counter.self, named: "counters").put([Counter(id: 1, count: 10), Counter(id: 2, count: 20)])
+                store.close()
+            }
+            do {
+                // Counter 5's bytes under 7's key, through the byte-level API.
+                let store = try tableStore(fileSystem)
+                try store.write { tx in
+                    tx.put(.encoded(try ValueEncoder().encode(Counter(id: 5, count: 50))), for: OrderedKey.int64(7), in: "counters",
+                           encoding: TableEncoding(key: .int64, value: .valueFormat))
+                }
+                if compacted { try store.compact() }
+                store.close()
+            }
+            let store = try tableStore(fileSystem)
+            #expect(throws: TableError.self, "compacted: \(compacted)") { try store.table(Counter.self, named: "counters") }
+            do {
+                try store.table(Counter.self, named: "counters")
+            } catch let TableError.undecodable(_, id, _, _, reason, count) {
+                #expect(id == "7" && count == 1 && reason.contains("not its identifier 5"), "\(id) \(reason)")
+            }
+            let counters = try store.table(Counter.self, named: "counters", onUndecodable: .quarantine)
+            #expect(counters.all() == [Counter(id: 1, count: 10), Counter(id: 2, count: 20)], "compacted: \(compacted)")
+            #expect(counters[5] == nil && counters[7] == nil)
+            #expect(counters.quarantined.map(\.key) == [OrderedKey.int64(7)])
+            store.close()
+        }
+    }
+
     /// An open summarizes each entity's stored bytes as a put summarizes
     /// its encoding, so an equal put after a reopen, from the log or from a
     /// snapshot, still writes nothing.

@@ -17,10 +17,37 @@ import Testing
         return try fileSystem.openFile(at: path, mode: .readOnly).readAll()
     }
 
+    /// The items, read whole; and read with entries in place, which must
+    /// give the same.
     func items(_ bytes: [UInt8]) throws -> [SnapshotItem] {
         var items: [SnapshotItem] = []
         try SnapshotFile(bytes: bytes, path: "s").forEachItem { items.append($0) }
+        #expect(try Self.itemsInPlace(SnapshotFile(bytes: bytes, path: "s")) == items)
         return items
+    }
+
+    /// The items as ``SnapshotFile/forEachItem(entriesInPlace:_:)`` gives
+    /// them, each entry copied out of its chunk; until `body` or the file
+    /// throws, into `read`. Checks that entries of one chunk share its
+    /// bytes, and that the chunks' numbers never go back.
+    static func itemsInPlace(_ file: SnapshotFile, into read: inout [SnapshotItem]) throws {
+        var lastChunk: (index: UInt64, bytes: [UInt8])?
+        try file.forEachItem(entriesInPlace: { entry in
+            if let last = lastChunk {
+                #expect(last.index <= entry.chunkIndex)
+                if last.index == entry.chunkIndex {
+                    #expect(last.bytes.withUnsafeBytes { $0.baseAddress } == entry.chunk.withUnsafeBytes { $0.baseAddress }, "a chunk's entries share its bytes")
+                }
+            }
+            lastChunk = (entry.chunkIndex, entry.chunk)
+            read.append(.entry(table: entry.table, key: Array(entry.chunk[entry.key]), value: Array(entry.chunk[entry.value])))
+        }, { read.append($0) })
+    }
+
+    static func itemsInPlace(_ file: SnapshotFile) throws -> [SnapshotItem] {
+        var read: [SnapshotItem] = []
+        try itemsInPlace(file, into: &read)
+        return read
     }
 
     /// The worked example of SnapshotFormat.md, byte for byte.
@@ -136,6 +163,12 @@ import Testing
             try SnapshotFile(bytes: damaged, path: "s").forEachItem { read.append($0) }
         }
         #expect(read.count == itemsBefore && read == Array(([.table(id: 0, name: "t")] + entries).prefix(itemsBefore)))
+        // In place, the same items, then the same throw.
+        var readInPlace: [SnapshotItem] = []
+        #expect(throws: SnapshotError.badChunk(file: "s", offset: Int64(chunk))) {
+            try Self.itemsInPlace(SnapshotFile(bytes: damaged, path: "s"), into: &readInPlace)
+        }
+        #expect(readInPlace == read)
 
         // A throw from the body ends the reading at once.
         struct Enough: Error {}
