@@ -245,18 +245,20 @@ struct TableLoader<T: Entity> {
             // The entries a few on start loading now.
             if position + Self.loadedAhead < range.upperBound { entries.prefetch(position + Self.loadedAhead) }
             do {
-                let (entity, id, encoding) = try entries.withEntry(at: position) { key, value in
+                // The row is made inside: a tuple holding the entity,
+                // returned, would look up its generic metadata each time.
+                try entries.withEntry(at: position) { key, value in
                     let entity = try decoder.decode(T.self, from: value, in: state)
                     let id = try identifierValue(entity.id)
                     guard schema.isKey(key, of: id) else {
                         throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                     }
-                    return (entity, id, EncodingSummary(value))
+                    let encoding = EncodingSummary(value)
+                    if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
+                    run.ids.append(id)
+                    run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
+                    run.encodedBytes += Int(encoding.count)
                 }
-                if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
-                run.ids.append(id)
-                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
-                run.encodedBytes += Int(encoding.count)
             } catch {
                 run.failures.append((position, error))
             }
