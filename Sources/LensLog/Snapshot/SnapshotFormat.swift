@@ -89,7 +89,6 @@ public struct ChunkFlags: OptionSet, Sendable {
     public static let final = ChunkFlags(rawValue: 1 << 2)
 }
 
-/// One item of a snapshot.
 /// A table entry as ``SnapshotFile/forEachItem(entriesInPlace:_:)`` gives
 /// it: its key and value are byte ranges of the expanded chunk that holds
 /// it, which the chunk's entries share, so nothing is copied per entry.
@@ -115,6 +114,7 @@ public struct SnapshotEntryBytes: Sendable {
     }
 }
 
+/// One item of a snapshot.
 public enum SnapshotItem: Sendable, Equatable {
     case table(id: UInt64, name: String)
     case entry(table: UInt64, key: [UInt8], value: [UInt8])

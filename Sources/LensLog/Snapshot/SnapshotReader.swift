@@ -136,10 +136,11 @@ public struct SnapshotFile: Sendable {
                     for slot in parsed.indices {
                         let item = (parsed.baseAddress! + slot).move()
                         (parsed.baseAddress! + slot).initialize(to: .whole(.tableEncoding(table: 0, key: 0, value: 0)))
-                        if case let .entryInPlace(table, key, value) = item {
+                        switch consume item {
+                        case let .whole(item):
+                            try body(item)
+                        case let .entryInPlace(table, key, value):
                             try entry?(SnapshotEntryBytes(table: table, chunk: chunk.raw, chunkIndex: chunks, key: key, value: value))
-                        } else {
-                            try body(item.item!)
                         }
                         items += 1
                     }
@@ -174,11 +175,6 @@ public struct SnapshotFile: Sendable {
     private enum ParsedItem: Sendable {
         case whole(SnapshotItem)
         case entryInPlace(table: UInt64, key: Range<Int>, value: Range<Int>)
-
-        var item: SnapshotItem? {
-            if case let .whole(item) = self { return item }
-            return nil
-        }
     }
 
     /// The offsets of up to `count` chunks from `offset` on, as their
