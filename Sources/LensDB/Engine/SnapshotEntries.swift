@@ -68,6 +68,26 @@ final class SnapshotEntries: Sendable {
         }
     }
 
+    /// Calls `body` with the place, key and value of each entry in `range`,
+    /// in order, the bytes lent: each chunk is opened once for the entries
+    /// in a row that lie in it, not twice for each entry.
+    func forEach(in range: Range<Int>, _ body: (Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
+        places.withUnsafeBufferPointer { places in
+            var position = range.lowerBound
+            while position < range.upperBound {
+                let chunk = places[position].chunk
+                chunks[Int(chunk)].withUnsafeBytes { bytes in
+                    while position < range.upperBound, places[position].chunk == chunk {
+                        let place = places[position]
+                        body(position, UnsafeRawBufferPointer(rebasing: bytes[Int(place.key)..<Int(place.key + place.keyCount)]),
+                             UnsafeRawBufferPointer(rebasing: bytes[Int(place.value)..<Int(place.value + place.valueCount)]))
+                        position += 1
+                    }
+                }
+            }
+        }
+    }
+
     /// The value stored under `key`, if any. O(log n).
     func value(for key: [UInt8]) -> [UInt8]? {
         key.withUnsafeBytes { key in

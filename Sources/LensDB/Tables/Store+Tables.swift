@@ -201,25 +201,23 @@ struct TableLoader<T: Entity> {
             }
         }
 
-        /// Calls `body` with the key and value of entry `index`, lent.
-        @inline(__always) func withEntry<Result>(
-            at index: Int, _ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Result
-        ) rethrows -> Result {
+        /// Calls `body` with the place, key and value of each entry in
+        /// `range`, in order, the bytes lent.
+        func forEach(in range: Range<Int>, _ body: (Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
             switch self {
             case let .snapshot(entries):
-                try entries.withKey(at: index) { key in try entries.withValue(at: index) { try body(key, $0) } }
+                entries.forEach(in: range, body)
             case let .arrays(keys, values):
-                try keys[index].withUnsafeBytes { key in try values[index].withUnsafeBytes { try body(key, $0) } }
+                for position in range {
+                    // Each key and value is an allocation of its own, seldom
+                    // in the cache: the ones a few entries on start loading now.
+                    if position + TableLoader.loadedAhead < range.upperBound {
+                        TableLoader.prefetchStorage(of: keys, at: position + TableLoader.loadedAhead)
+                        TableLoader.prefetchStorage(of: values, at: position + TableLoader.loadedAhead)
+                    }
+                    keys[position].withUnsafeBytes { key in values[position].withUnsafeBytes { body(position, key, $0) } }
+                }
             }
-        }
-
-        /// Starts loading entry `index`'s key and value, when each is an
-        /// allocation of its own, seldom in the cache (a snapshot's lie in
-        /// order in their chunks, which the processor loads ahead itself).
-        @inline(__always) func prefetch(_ index: Int) {
-            guard case let .arrays(keys, values) = self else { return }
-            TableLoader.prefetchStorage(of: keys, at: index)
-            TableLoader.prefetchStorage(of: values, at: index)
         }
     }
 
@@ -241,24 +239,20 @@ struct TableLoader<T: Entity> {
         let decoder = ValueDecoder(), state = DecodingState()
         var run = DecodedRun(rows: DecodedRows(capacity: range.count))
         run.ids.reserveCapacity(range.count)
-        for position in range {
-            // The entries a few on start loading now.
-            if position + Self.loadedAhead < range.upperBound { entries.prefetch(position + Self.loadedAhead) }
+        // The row is made in the closure: a tuple holding the entity,
+        // returned, would look up its generic metadata for each entry.
+        entries.forEach(in: range) { position, key, value in
             do {
-                // The row is made inside: a tuple holding the entity,
-                // returned, would look up its generic metadata each time.
-                try entries.withEntry(at: position) { key, value in
-                    let entity = try decoder.decode(T.self, from: value, in: state)
-                    let id = try identifierValue(entity.id)
-                    guard schema.isKey(key, of: id) else {
-                        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
-                    }
-                    let encoding = EncodingSummary(value)
-                    if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
-                    run.ids.append(id)
-                    run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
-                    run.encodedBytes += Int(encoding.count)
+                let entity = try decoder.decode(T.self, from: value, in: state)
+                let id = try identifierValue(entity.id)
+                guard schema.isKey(key, of: id) else {
+                    throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
+                let encoding = EncodingSummary(value)
+                if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
+                run.ids.append(id)
+                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
+                run.encodedBytes += Int(encoding.count)
             } catch {
                 run.failures.append((position, error))
             }
@@ -266,9 +260,9 @@ struct TableLoader<T: Entity> {
         return run
     }
 
-    /// How many entries ahead ``decode(_:_:schema:lsn:)`` starts loading
-    /// an entry's key and value. Tuning only.
-    private static var loadedAhead: Int { 8 }
+    /// How many entries ahead a decode starts loading the key and value of
+    /// an entry held in arrays (``StoredEntries/forEach(in:_:)``). Tuning only.
+    fileprivate static var loadedAhead: Int { 8 }
 
     /// Starts loading the storage of `arrays[place]`, which must be a place
     /// of `arrays`: its header and first 96 bytes. An array is one
