@@ -26,7 +26,7 @@ final class SnapshotEntries: Sendable {
     /// An entry's key and value, as ranges of one of ``chunks``. 32 bits
     /// hold any offset: a chunk expands to at most
     /// `SnapshotFormat.maxChunkSize` (64 MiB and a little), and an entry
-    /// given whole (at most a record's payload) is its own chunk.
+    /// given whole (salvage reads its items out of such chunks) is its own chunk.
     struct Place {
         var chunk: UInt32
         var key: UInt32
@@ -71,16 +71,18 @@ final class SnapshotEntries: Sendable {
     /// Calls `body` with the place, key and value of each entry in `range`,
     /// in order, the bytes lent: each chunk is opened once for the entries
     /// in a row that lie in it, not twice for each entry.
-    func forEach(in range: Range<Int>, _ body: (Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) -> Void) {
-        places.withUnsafeBufferPointer { places in
+    func forEach(
+        in range: Range<Int>, _ body: (Int, _ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void
+    ) rethrows {
+        try places.withUnsafeBufferPointer { places in
             var position = range.lowerBound
             while position < range.upperBound {
                 let chunk = places[position].chunk
-                chunks[Int(chunk)].withUnsafeBytes { bytes in
+                try chunks[Int(chunk)].withUnsafeBytes { bytes in
                     while position < range.upperBound, places[position].chunk == chunk {
                         let place = places[position]
-                        body(position, UnsafeRawBufferPointer(rebasing: bytes[Int(place.key)..<Int(place.key + place.keyCount)]),
-                             UnsafeRawBufferPointer(rebasing: bytes[Int(place.value)..<Int(place.value + place.valueCount)]))
+                        try body(position, UnsafeRawBufferPointer(rebasing: bytes[Int(place.key)..<Int(place.key + place.keyCount)]),
+                                 UnsafeRawBufferPointer(rebasing: bytes[Int(place.value)..<Int(place.value + place.valueCount)]))
                         position += 1
                     }
                 }
@@ -108,7 +110,7 @@ final class SnapshotEntries: Sendable {
 
     /// Calls `body` with each entry's key and value, copied out, in key order.
     func forEach(_ body: ([UInt8], [UInt8]) throws -> Void) rethrows {
-        for index in places.indices { try body(key(at: index), value(at: index)) }
+        try forEach(in: places.indices) { _, key, value in try body(Array(key), Array(value)) }
     }
 
     /// The entries as the hash map a table that changes is held in. O(n).
@@ -117,6 +119,10 @@ final class SnapshotEntries: Sendable {
         forEach { key, value in entries[key] = .encoded(value) }
         return entries
     }
+
+    /// The bytes of the chunks the entries keep: theirs, and what else
+    /// those chunks hold.
+    var chunkBytes: Int { chunks.reduce(0) { $0 + $1.count } }
 
     /// Collects one table's entries in the order a snapshot gives them.
     struct Builder {
@@ -153,6 +159,29 @@ final class SnapshotEntries: Sendable {
             places.append(place)
         }
 
+        /// Replaces each chunk the entries use less than a quarter of with
+        /// a copy of just their keys and values. A chunk ends only once it
+        /// reaches its size, after whatever item it is in: the first
+        /// chunk of a large root, or of another table's large entry, may
+        /// also hold the last few entries of a table, which would keep it
+        /// alive for as long as they stay.
+        private static func keepOnlyWhatIsUsed(of chunks: inout [[UInt8]], places: inout [Place]) {
+            var used = [Int](repeating: 0, count: chunks.count)
+            for place in places { used[Int(place.chunk)] += Int(place.keyCount) + Int(place.valueCount) }
+            let sparse = chunks.indices.map { 4 * used[$0] < chunks[$0].count }
+            guard sparse.contains(true) else { return }
+            var copies = [[UInt8]](repeating: [], count: chunks.count)
+            for index in places.indices where sparse[Int(places[index].chunk)] {
+                let place = places[index], chunk = Int(place.chunk)
+                if copies[chunk].isEmpty { copies[chunk].reserveCapacity(used[chunk]) }
+                places[index].key = UInt32(copies[chunk].count)
+                copies[chunk].append(contentsOf: chunks[chunk][Int(place.key)..<Int(place.key + place.keyCount)])
+                places[index].value = UInt32(copies[chunk].count)
+                copies[chunk].append(contentsOf: chunks[chunk][Int(place.value)..<Int(place.value + place.valueCount)])
+            }
+            for chunk in chunks.indices where sparse[chunk] { chunks[chunk] = copies[chunk] }
+        }
+
         /// Whether the key at `a` comes before the key at `b`.
         private static func precedes(_ a: Place, _ b: Place, in chunks: [[UInt8]]) -> Bool {
             chunks[Int(a.chunk)].withUnsafeBytes { first in
@@ -172,6 +201,8 @@ final class SnapshotEntries: Sendable {
         /// are then sorted, and the last value given for a key is its value,
         /// as it would be in a hash map filled in the same order.
         func build() -> SnapshotEntries {
+            var chunks = chunks, places = places
+            Self.keepOnlyWhatIsUsed(of: &chunks, places: &places)
             if ascending { return SnapshotEntries(chunks: chunks, places: places) }
             // Stable: of equal keys, the last given stays last.
             let order = Array(places.indices).sorted { a, b in

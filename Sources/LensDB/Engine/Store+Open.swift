@@ -281,8 +281,8 @@ struct SnapshotLoader {
     private var entries: [String: SnapshotEntries.Builder] = [:]
     /// The table that took the last entry, with its entries, held apart:
     /// a snapshot gives each table's entries together, so an entry neither
-    /// hashes its table's name nor looks it up, and the arrays it goes
-    /// into are not shared with a dictionary (which would copy them).
+    /// hashes its table's name nor looks it up, and the builder it goes
+    /// into is not shared with a dictionary (which would copy its arrays).
     private var current: (id: UInt64, name: String, builder: SnapshotEntries.Builder)?
 
     init(lastLSN: UInt64) { loaded.lsn = lastLSN }
@@ -320,8 +320,8 @@ struct SnapshotLoader {
 
     /// Adds one item; nil when it fits, else why it does not.
     mutating func add(_ item: consuming SnapshotItem) -> String? {
-        // Consumed: an entry's key and value move into the table's arrays
-        // without a retain, and leave no release behind.
+        // Consumed: nothing the item holds is retained to be kept (an
+        // entry given whole is copied into a chunk of its own).
         switch consume item {
         case let .table(id, name):
             tableNames[id] = name

@@ -11,8 +11,8 @@ public struct StoreState: Sendable {
     public internal(set) var lsn: UInt64 = 0
     var tables: TreeDictionary<String, TreeDictionary<[UInt8], StoredValue>> = [:]
     /// Tables as the snapshot this state was loaded from holds them, none
-    /// changed since and none opened with its type: sorted arrays, which
-    /// load faster than ``tables`` and give a typed open its entities in
+    /// changed since and none opened with its type: their entries in key
+    /// order, in the snapshot's chunks, which load faster than ``tables`` and give a typed open its entities in
     /// identifier order. The first change moves a table into ``tables``
     /// (a name is in one of ``tables``, ``snapshotTables`` and ``typed``).
     var snapshotTables: TreeDictionary<String, SnapshotEntries> = [:]
@@ -87,15 +87,19 @@ public struct StoreState: Sendable {
         return entries
     }
 
-    /// Calls `body` with every entry of `table` as bytes, in key byte order:
-    /// what a snapshot holds.
-    func forEachEncodedEntry(in table: String, _ body: ([UInt8], [UInt8]) throws -> Void) throws {
-        if let contents = typed[table] { return try contents.forEachEncodedEntry(body) }
+    /// Calls `body` with every entry of `table` as bytes, lent, in key byte
+    /// order: what a snapshot holds. A table held as its snapshot's chunks
+    /// lends its bytes in place, not copied.
+    func forEachEncodedEntry(in table: String, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws -> Void) throws {
+        func lend(_ key: [UInt8], _ value: [UInt8]) throws {
+            try key.withUnsafeBytes { key in try value.withUnsafeBytes { try body(key, $0) } }
+        }
+        if let contents = typed[table] { return try contents.forEachEncodedEntry(lend) }
         if let loaded = snapshotTables[table] {
-            return try loaded.forEach(body)
+            return try loaded.forEach(in: 0..<loaded.count) { _, key, value in try body(key, value) }
         }
         let entries = tables[table] ?? [:]
-        for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try body(key, entries[key]!.bytes()) }
+        for key in entries.keys.sorted(by: { $0.lexicographicallyPrecedes($1) }) { try lend(key, entries[key]!.bytes()) }
     }
 
     /// The orders of `table`'s indexes a snapshot stores with its entries:

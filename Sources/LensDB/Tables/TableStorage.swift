@@ -112,7 +112,6 @@ struct TableSchema: Sendable {
         }
     }
 
-    /// The identifier stored as `key`, if the bytes are one.
     /// Whether `key` is the key of `id`: `identifier(fromKeyBytes: key) == id`,
     /// read in place for an integer key, the commonest.
     func isKey(_ key: UnsafeRawBufferPointer, of id: IndexValue) -> Bool {
@@ -123,6 +122,7 @@ struct TableSchema: Sendable {
         return identifier(fromKeyBytes: Array(key)) == id
     }
 
+    /// The identifier stored as `key`, if the bytes are one.
     func identifier(fromKeyBytes key: [UInt8]) -> IndexValue? {
         if keyEncoding == .valueFormat { return (try? Document(decodingBinary: key)) == nil ? nil : .bytes(key) }
         switch OrderedKey.decode(key, as: keyEncoding) {

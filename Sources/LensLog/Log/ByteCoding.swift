@@ -48,6 +48,12 @@ extension Array where Element == UInt8 {
         append(contentsOf: bytes)
     }
 
+    /// Appends a varint length and the bytes, lent in place.
+    @inlinable public mutating func appendLengthPrefixed(_ bytes: UnsafeRawBufferPointer) {
+        appendVarint(UInt64(bytes.count))
+        append(contentsOf: bytes)
+    }
+
     /// Appends a varint length and the string's UTF-8.
     @inlinable public mutating func appendLengthPrefixed(_ string: String) {
         var string = string

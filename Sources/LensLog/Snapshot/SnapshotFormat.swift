@@ -105,7 +105,9 @@ public struct SnapshotEntryBytes: Sendable {
     /// Where the value lies in ``chunk``.
     public let value: Range<Int>
 
-    public init(table: UInt64, chunk: [UInt8], chunkIndex: UInt64, key: Range<Int>, value: Range<Int>) {
+    /// Made only by ``SnapshotFile``, whose parse checked that both ranges
+    /// lie in `chunk`: readers slice it by them without checking again.
+    package init(table: UInt64, chunk: [UInt8], chunkIndex: UInt64, key: Range<Int>, value: Range<Int>) {
         self.table = table
         self.chunk = chunk
         self.chunkIndex = chunkIndex

@@ -78,8 +78,9 @@ public struct SnapshotFile: Sendable {
 
     /// Calls `body` with every item in order, opening each chunk with
     /// ``cipher`` when the snapshot is encrypted. Each item is handed over
-    /// (`consuming`): an open moves an entry's key and value into its
-    /// tables without copying or retaining them. The chunks are read and
+    /// (`consuming`), so that `body` can keep its arrays without a retain
+    /// (an open reads entries in place instead:
+    /// ``forEachItem(entriesInPlace:_:)``). The chunks are read and
     /// parsed a few at a time on every core; `body` is called on the
     /// caller's thread alone, and what throws (a chunk, an item, `body`)
     /// throws where reading the items in order one by one would.

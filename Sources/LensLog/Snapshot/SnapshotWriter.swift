@@ -77,6 +77,16 @@ public final class SnapshotWriter {
         try itemAdded()
     }
 
+    /// Records an entry whose key and value are lent in place: what a compaction writes of a table it holds as its
+    /// last snapshot's chunks.
+    public func addEntry(table: UInt64, key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) throws {
+        chunk.append(SnapshotItemKind.entry.rawValue)
+        chunk.appendVarint(table)
+        chunk.appendLengthPrefixed(key)
+        chunk.appendLengthPrefixed(value)
+        try itemAdded()
+    }
+
     /// Records a table's encoding bytes; follows the table's declaration.
     public func addTableEncoding(table: UInt64, key: UInt8, value: UInt8) throws {
         chunk.append(SnapshotItemKind.tableEncoding.rawValue)

@@ -15,7 +15,8 @@ import Testing
             switch item {
             case let .table(id, name): try writer.addTable(id: id, name: name)
             case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
-            default: Issue.record("only tables and entries here")
+            case let .root(name, value): try writer.addRoot(name: name, value: value)
+            default: Issue.record("only tables, entries and roots here")
             }
         }
         try writer.finish()
@@ -98,6 +99,43 @@ import Testing
             #expect((0..<loaded.count).map(loaded.key(at:)) == [[1], [1, 0], [3], [5]])
             #expect(try state.value(in: "a", key: [5])?.bytes() == [52])
         }
+    }
+
+    /// A chunk ends after the item that fills it: a table's last entries
+    /// share theirs with whatever large item comes next. The table keeps
+    /// a copy of its own bytes, not the chunk, which would hold the root
+    /// (or another table's entries) in memory for as long as it stays.
+    @Test func aTableKeepsOnlyItsOwnBytesOfAChunkItUsesLittleOf() throws {
+        let root = [UInt8](repeating: 3, count: 1 << 20)
+        let state = try Self.loaded([
+            .table(id: 1, name: "a"), .entry(table: 1, key: [1], value: [10]), .entry(table: 1, key: [2], value: [20, 21]),
+            .root(name: "settings", value: root),
+            .table(id: 2, name: "b"), .entry(table: 2, key: [3], value: [UInt8](repeating: 5, count: 40_000)),
+            .entry(table: 2, key: [4], value: [40]),
+        ])
+        #expect(Self.contents(state) == ["a": [[1]: [10], [2]: [20, 21]], "b": [[3]: [UInt8](repeating: 5, count: 40_000), [4]: [40]]])
+        #expect(try state.root(named: "settings")?.bytes() == root)
+        #expect(try #require(state.snapshotTables["a"]).chunkBytes == 5)
+        // Most of b's chunk is b's own: kept whole.
+        #expect(try #require(state.snapshotTables["b"]).chunkBytes >= 40_000)
+    }
+
+    /// Keys out of order and given twice, across many chunks: the last
+    /// value given for a key is its value.
+    @Test func entriesOutOfOrderAcrossChunksAreSorted() throws {
+        var random = SeededGenerator.fromEnvironment("entriesOutOfOrder")
+        var items: [SnapshotItem] = [.table(id: 1, name: "a")]
+        var expected: [[UInt8]: [UInt8]] = [:]
+        for index in 0..<4000 {
+            let key = OrderedKey.int64(Int64.random(in: 0..<1500, using: &random))
+            let value = [UInt8](repeating: UInt8(index % 256), count: 50 + index % 7)
+            items.append(.entry(table: 1, key: key, value: value))
+            expected[key] = value
+        }
+        let state = try Self.loaded(items)
+        #expect(Self.contents(state) == ["a": expected])
+        let loaded = try #require(state.snapshotTables["a"])
+        #expect(loaded.keysAscend && loaded.count == expected.count)
     }
 
     @Test func anEntryOfATableNeverDeclaredIsMalformed() throws {

@@ -314,7 +314,7 @@ import Testing
         #expect(state.value(in: "t", key: [0]) == nil)
         #expect(state.value(in: "t", key: [4]) == nil)
         var keys: [[UInt8]] = []
-        try state.forEachEncodedEntry(in: "t") { key, _ in keys.append(key) }
+        try state.forEachEncodedEntry(in: "t") { key, _ in keys.append(Array(key)) }
         #expect(keys == [[0, 9], [1], [2], [3]])
         #expect(state.entries(in: "t").count == 4)
     }

@@ -11,24 +11,49 @@ import Testing
     /// Entries as a snapshot of `people` holds them, in key order, with the
     /// entries at `broken` replaced by bytes that are no person; and, when
     /// `reversed`, given in reverse, as a snapshot LensDB did not write might.
-    static func state(_ people: [Person], broken: Set<Int>, reversed: Bool) throws -> StoreState {
+    ///
+    /// `inPlace` loads it as an open does, from a snapshot written with
+    /// those items: each entry read in place in its chunk. A filler
+    /// table's large entries come between every five people, so that the
+    /// people lie in many chunks, a few in each, and runs of 7 end inside
+    /// chunks.
+    static func state(_ people: [Person], broken: Set<Int>, reversed: Bool, inPlace: Bool = false) throws -> StoreState {
         var loader = SnapshotLoader(lastLSN: 9)
-        #expect(loader.add(.table(id: 1, name: "people")) == nil)
-        #expect(loader.add(.tableEncoding(table: 1, key: KeyEncoding.int64.rawValue, value: ValueEncoding.valueFormat.rawValue)) == nil)
+        var items: [SnapshotItem] = [.table(id: 1, name: "people"), .table(id: 2, name: "filler"),
+                                     .tableEncoding(table: 1, key: KeyEncoding.int64.rawValue, value: ValueEncoding.valueFormat.rawValue)]
         var entries = try people.sorted { $0.id < $1.id }.enumerated().map { place, person in
             (OrderedKey.int64(person.id), broken.contains(place) ? try ValueEncoder().encode(["no": "person"]) : try ValueEncoder().encode(person))
         }
         if reversed { entries.reverse() }
-        for (key, value) in entries { #expect(loader.add(.entry(table: 1, key: key, value: value)) == nil) }
+        for (place, (key, value)) in entries.enumerated() {
+            items.append(.entry(table: 1, key: key, value: value))
+            if place % 5 == 4 { items.append(.entry(table: 2, key: OrderedKey.int64(Int64(place)), value: [UInt8](repeating: 7, count: 20_000))) }
+        }
         // The indexes' orders, as a compaction of the people stores them.
         var whole = SnapshotLoader(lastLSN: 9)
         _ = whole.add(.table(id: 1, name: "people"))
         for person in people { _ = whole.add(.entry(table: 1, key: OrderedKey.int64(person.id), value: try ValueEncoder().encode(person))) }
         let storage = try TableLoader<Person>(name: "people", indexes: personIndexes, policy: .fail).load(from: whole.state)
-        for (index, positions) in storage.indexOrders() {
-            #expect(loader.add(.indexOrder(table: 1, index: index, start: 0, positions: positions)) == nil)
+        for (index, positions) in storage.indexOrders() { items.append(.indexOrder(table: 1, index: index, start: 0, positions: positions)) }
+        guard inPlace else {
+            for item in items { #expect(loader.add(item) == nil) }
+            return loader.state
         }
-        return loader.state
+        let fileSystem = SimulatedFileSystem()
+        let writer = try SnapshotWriter(fileSystem: fileSystem, path: "/s.snapshot", generation: 1, lastLSN: 9)
+        for item in items {
+            switch item {
+            case let .table(id, name): try writer.addTable(id: id, name: name)
+            case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
+            case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
+            case let .indexOrder(table, index, _, positions): try writer.addIndexOrder(table: table, index: index, positions: positions)
+            default: Issue.record("no roots here")
+            }
+        }
+        try writer.finish()
+        let file = try SnapshotFile(fileSystem: fileSystem, path: "/s.snapshot")
+        #expect(file.chunkCount >= 2, "\(file.chunkCount) chunks for \(people.count) people")
+        return try Store.loadState(from: file)
     }
 
     /// What a load gives, as comparable values: each index's identifiers in
@@ -56,10 +81,14 @@ import Testing
             let people = (1...count).map { Person.random(Int64($0) * 5 - 40, using: &random) }
             let broken = round % 3 == 0 ? [] : Set((0..<Int.random(in: 1...3, using: &random)).map { _ in Int.random(in: 0..<count, using: &random) })
             let state = try Self.state(people, broken: broken, reversed: round % 4 == 1)
+            let inPlace = try Self.state(people, broken: broken, reversed: round % 4 == 1, inPlace: true)
             for policy in [UndecodablePolicy.fail, .quarantine] {
                 let alone = Self.outcome(state, policy: policy, entriesPerThread: .max)
                 let split = Self.outcome(state, policy: policy, entriesPerThread: 7)
                 #expect(split == alone, "round \(round), \(policy)")
+                // Read in place, from chunks a run ends inside of.
+                #expect(Self.outcome(inPlace, policy: policy, entriesPerThread: 7) == alone, "round \(round), \(policy), in place")
+                #expect(Self.outcome(inPlace, policy: policy, entriesPerThread: .max) == alone, "round \(round), \(policy), in place")
                 if broken.isEmpty {
                     #expect(alone.last == "in stored order: \(personIndexes.count)", "\(alone)")
                 } else if policy == .fail {

@@ -182,6 +182,36 @@ import Testing
         #expect(calls == 5_000)
     }
 
+    /// An entry whose value's length runs past its chunk is a malformed
+    /// chunk, read whole or in place: the same items before it, then the
+    /// same error, never a read past the chunk.
+    @Test func anEntryLongerThanItsChunkIsMalformedEitherWay() throws {
+        var bytes = try snapshotBytes(compression: false) { writer in
+            try writer.addTable(id: 0, name: "t")
+            try writer.addEntry(table: 0, key: [1], value: [10, 11])
+            try writer.addEntry(table: 0, key: [2], value: [20])
+        }
+        let chunk = SnapshotFormat.headerSize, items = chunk + SnapshotFormat.chunkHeaderSize
+        // The first entry's value length: after the table (kind, id, name's
+        // length, name) and the entry's kind, table, key length and key.
+        #expect(bytes[items + 4 + 4] == 2)
+        bytes[items + 4 + 4] = 100
+        func storeLittleEndian(_ value: UInt32, at offset: Int) {
+            for index in 0..<4 { bytes[offset + index] = UInt8(truncatingIfNeeded: value >> UInt32(8 * index)) }
+        }
+        let stored = Int(bytes.littleEndian(at: chunk, as: UInt32.self))
+        storeLittleEndian(CRC32C.checksum(Array(bytes[items..<(items + stored)]), continuing: CRC32C.checksum(Array(bytes[chunk..<(chunk + 12)]))), at: chunk + 12)
+        storeLittleEndian(CRC32C.checksum(Array(bytes[..<(bytes.count - 4)])), at: bytes.count - 4)
+        var whole: [SnapshotItem] = [], inPlace: [SnapshotItem] = []
+        #expect(throws: SnapshotError.badChunk(file: "s", offset: Int64(chunk))) {
+            try SnapshotFile(bytes: bytes, path: "s").forEachItem { whole.append($0) }
+        }
+        #expect(throws: SnapshotError.badChunk(file: "s", offset: Int64(chunk))) {
+            try Self.itemsInPlace(SnapshotFile(bytes: bytes, path: "s"), into: &inPlace)
+        }
+        #expect(whole == [.table(id: 0, name: "t")] && inPlace == whole)
+    }
+
     /// A wave takes chunks up to a number of bytes expanded, so that a
     /// snapshot of large items (a chunk holds a whole item) is not
     /// expanded many chunks at once; the first chunk goes however large.
