@@ -70,11 +70,7 @@ public final class SnapshotWriter {
     }
 
     public func addEntry(table: UInt64, key: [UInt8], value: [UInt8]) throws {
-        chunk.append(SnapshotItemKind.entry.rawValue)
-        chunk.appendVarint(table)
-        chunk.appendLengthPrefixed(key)
-        chunk.appendLengthPrefixed(value)
-        try itemAdded()
+        try key.withUnsafeBytes { key in try value.withUnsafeBytes { try addEntry(table: table, key: key, value: $0) } }
     }
 
     /// Records an entry whose key and value are lent in place: what a compaction writes of a table it holds as its

@@ -7,20 +7,27 @@ import Testing
 /// table its identifier names when the entry comes, however the snapshot
 /// orders its tables' entries.
 @Suite struct SnapshotLoaderTests {
-    /// The loaded state of a snapshot holding `items`.
-    static func loaded(_ items: [SnapshotItem]) throws -> StoreState {
+    /// A snapshot holding `items`, written and read back.
+    static func snapshot(_ items: [SnapshotItem], lastLSN: UInt64 = 7) throws -> SnapshotFile {
         let fileSystem = SimulatedFileSystem()
-        let writer = try SnapshotWriter(fileSystem: fileSystem, path: "/s.snapshot", generation: 1, lastLSN: 7)
+        let writer = try SnapshotWriter(fileSystem: fileSystem, path: "/s.snapshot", generation: 1, lastLSN: lastLSN)
         for item in items {
             switch item {
             case let .table(id, name): try writer.addTable(id: id, name: name)
             case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
             case let .root(name, value): try writer.addRoot(name: name, value: value)
-            default: Issue.record("only tables, entries and roots here")
+            case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
+            case let .rootEncoding(name, value): try writer.addRootEncoding(name: name, value: value)
+            case let .indexOrder(table, index, _, positions): try writer.addIndexOrder(table: table, index: index, positions: positions)
             }
         }
         try writer.finish()
-        return try Store.loadState(from: SnapshotFile(fileSystem: fileSystem, path: "/s.snapshot"))
+        return try SnapshotFile(fileSystem: fileSystem, path: "/s.snapshot")
+    }
+
+    /// The loaded state of a snapshot holding `items`, read as an open reads it.
+    static func loaded(_ items: [SnapshotItem]) throws -> StoreState {
+        try Store.loadState(from: snapshot(items))
     }
 
     /// Each table's entries as the state holds them, by name.

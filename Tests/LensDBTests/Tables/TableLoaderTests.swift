@@ -39,19 +39,7 @@ import Testing
             for item in items { #expect(loader.add(item) == nil) }
             return loader.state
         }
-        let fileSystem = SimulatedFileSystem()
-        let writer = try SnapshotWriter(fileSystem: fileSystem, path: "/s.snapshot", generation: 1, lastLSN: 9)
-        for item in items {
-            switch item {
-            case let .table(id, name): try writer.addTable(id: id, name: name)
-            case let .tableEncoding(table, key, value): try writer.addTableEncoding(table: table, key: key, value: value)
-            case let .entry(table, key, value): try writer.addEntry(table: table, key: key, value: value)
-            case let .indexOrder(table, index, _, positions): try writer.addIndexOrder(table: table, index: index, positions: positions)
-            default: Issue.record("no roots here")
-            }
-        }
-        try writer.finish()
-        let file = try SnapshotFile(fileSystem: fileSystem, path: "/s.snapshot")
+        let file = try SnapshotLoaderTests.snapshot(items, lastLSN: 9)
         #expect(file.chunkCount >= 2, "\(file.chunkCount) chunks for \(people.count) people")
         return try Store.loadState(from: file)
     }
