@@ -107,7 +107,7 @@ public struct SnapshotEntryBytes: Sendable {
 
     /// Made only by ``SnapshotFile``, whose parse checked that both ranges
     /// lie in `chunk`: readers slice it by them without checking again.
-    package init(table: UInt64, chunk: [UInt8], chunkIndex: UInt64, key: Range<Int>, value: Range<Int>) {
+    init(table: UInt64, chunk: [UInt8], chunkIndex: UInt64, key: Range<Int>, value: Range<Int>) {
         self.table = table
         self.chunk = chunk
         self.chunkIndex = chunkIndex
