@@ -33,6 +33,11 @@ final class SnapshotEntries: Sendable {
         var keyCount: UInt32
         var value: UInt32
         var valueCount: UInt32
+
+        /// Where the key lies in its chunk.
+        var keyBytes: Range<Int> { Int(key)..<Int(key + keyCount) }
+        /// Where the value lies in its chunk.
+        var valueBytes: Range<Int> { Int(value)..<Int(value + valueCount) }
     }
 
     private init(chunks: [[UInt8]], places: [Place]) {
@@ -51,21 +56,19 @@ final class SnapshotEntries: Sendable {
     /// Calls `body` with the key of entry `index`, lent: valid inside `body`.
     func withKey<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let place = places[index]
-        return try Self.bytes(of: chunks[Int(place.chunk)], at: place.key, count: place.keyCount, body)
+        return try Self.bytes(of: chunks[Int(place.chunk)], in: place.keyBytes, body)
     }
 
     /// Calls `body` with the value of entry `index`, lent: valid inside `body`.
     func withValue<Result>(at index: Int, _ body: (UnsafeRawBufferPointer) throws -> Result) rethrows -> Result {
         let place = places[index]
-        return try Self.bytes(of: chunks[Int(place.chunk)], at: place.value, count: place.valueCount, body)
+        return try Self.bytes(of: chunks[Int(place.chunk)], in: place.valueBytes, body)
     }
 
     @inline(__always) private static func bytes<Result>(
-        of chunk: [UInt8], at start: UInt32, count: UInt32, _ body: (UnsafeRawBufferPointer) throws -> Result
+        of chunk: [UInt8], in range: Range<Int>, _ body: (UnsafeRawBufferPointer) throws -> Result
     ) rethrows -> Result {
-        try chunk.withUnsafeBytes { chunk in
-            try body(UnsafeRawBufferPointer(rebasing: chunk[Int(start)..<Int(start + count)]))
-        }
+        try chunk.withUnsafeBytes { try body(UnsafeRawBufferPointer(rebasing: $0[range])) }
     }
 
     /// Calls `body` with the place, key and value of each entry in `range`,
@@ -81,8 +84,8 @@ final class SnapshotEntries: Sendable {
                 try chunks[Int(chunk)].withUnsafeBytes { bytes in
                     while position < range.upperBound, places[position].chunk == chunk {
                         let place = places[position]
-                        try body(position, UnsafeRawBufferPointer(rebasing: bytes[Int(place.key)..<Int(place.key + place.keyCount)]),
-                                 UnsafeRawBufferPointer(rebasing: bytes[Int(place.value)..<Int(place.value + place.valueCount)]))
+                        try body(position, UnsafeRawBufferPointer(rebasing: bytes[place.keyBytes]),
+                                 UnsafeRawBufferPointer(rebasing: bytes[place.valueBytes]))
                         position += 1
                     }
                 }
@@ -93,11 +96,7 @@ final class SnapshotEntries: Sendable {
     /// The value stored under `key`, if any. O(log n).
     func value(for key: [UInt8]) -> [UInt8]? {
         key.withUnsafeBytes { key in
-            var low = 0, high = places.count
-            while low < high {
-                let middle = (low + high) / 2
-                if withKey(at: middle, { precedes($0, key) }) { low = middle + 1 } else { high = middle }
-            }
+            let low = places.indices.partitionIndex { index in !withKey(at: index) { precedes($0, key) } }
             guard low < places.count, withKey(at: low, { $0.elementsEqual(key) }) else { return nil }
             return value(at: low)
         }
@@ -167,7 +166,7 @@ final class SnapshotEntries: Sendable {
         /// alive for as long as they stay.
         private static func keepOnlyWhatIsUsed(of chunks: inout [[UInt8]], places: inout [Place]) {
             var used = [Int](repeating: 0, count: chunks.count)
-            for place in places { used[Int(place.chunk)] += Int(place.keyCount) + Int(place.valueCount) }
+            for place in places { used[Int(place.chunk)] += place.keyBytes.count + place.valueBytes.count }
             let sparse = chunks.indices.map { 4 * used[$0] < chunks[$0].count }
             guard sparse.contains(true) else { return }
             var copies = [[UInt8]](repeating: [], count: chunks.count)
@@ -175,9 +174,9 @@ final class SnapshotEntries: Sendable {
                 let place = places[index], chunk = Int(place.chunk)
                 if copies[chunk].isEmpty { copies[chunk].reserveCapacity(used[chunk]) }
                 places[index].key = UInt32(copies[chunk].count)
-                copies[chunk].append(contentsOf: chunks[chunk][Int(place.key)..<Int(place.key + place.keyCount)])
+                copies[chunk].append(contentsOf: chunks[chunk][place.keyBytes])
                 places[index].value = UInt32(copies[chunk].count)
-                copies[chunk].append(contentsOf: chunks[chunk][Int(place.value)..<Int(place.value + place.valueCount)])
+                copies[chunk].append(contentsOf: chunks[chunk][place.valueBytes])
             }
             for chunk in chunks.indices where sparse[chunk] { chunks[chunk] = copies[chunk] }
         }
@@ -186,8 +185,7 @@ final class SnapshotEntries: Sendable {
         private static func precedes(_ a: Place, _ b: Place, in chunks: [[UInt8]]) -> Bool {
             chunks[Int(a.chunk)].withUnsafeBytes { first in
                 chunks[Int(b.chunk)].withUnsafeBytes { second in
-                    LensDB.precedes(UnsafeRawBufferPointer(rebasing: first[Int(a.key)..<Int(a.key + a.keyCount)]),
-                                    UnsafeRawBufferPointer(rebasing: second[Int(b.key)..<Int(b.key + b.keyCount)]))
+                    LensDB.precedes(UnsafeRawBufferPointer(rebasing: first[a.keyBytes]), UnsafeRawBufferPointer(rebasing: second[b.keyBytes]))
                 }
             }
         }

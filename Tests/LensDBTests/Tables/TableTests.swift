@@ -145,9 +145,9 @@ import Testing
                 store.close()
             }
             let store = try tableStore(fileSystem)
-            #expect(throws: TableError.self, "compacted: \(compacted)") { try store.table(Counter.self, named: "counters") }
             do {
-                try store.table(Counter.self, named: "counters")
+                _ = try store.table(Counter.self, named: "counters")
+                Issue.record("an open with .fail opened, compacted: \(compacted)")
             } catch let TableError.undecodable(_, id, _, _, reason, count) {
                 #expect(id == "7" && count == 1 && reason.contains("not its identifier 5"), "\(id) \(reason)")
             }
