@@ -221,7 +221,7 @@ extension Optional: IndexableValue where Wrapped: IndexableValue {
 /// The types whose own `<` is the order of their ``IndexValue``, so an index
 /// can serve ranges and orders on them (for other indexable types, such as
 /// enums with raw values, an index serves equality only).
-@usableFromInline protocol IndexOrderedValue {}
+@usableFromInline protocol IndexOrderedValue: IndexableValue {}
 extension Int: IndexOrderedValue {}
 extension Int8: IndexOrderedValue {}
 extension Int16: IndexOrderedValue {}

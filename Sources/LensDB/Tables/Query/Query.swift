@@ -179,21 +179,43 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
     @usableFromInline let read: FieldRead<T, Field>
     /// The field's value, or nil for a nil optional.
     @usableFromInline let unwrap: @Sendable (Field) -> V?
+    /// The field's value as indexes order it, when `V` is an
+    /// ``IndexOrderedValue``: a closure made here, where the program's
+    /// module compiles it for `T` and `V`. This class's own methods run in
+    /// LensDB unspecialized, where reading a field looks up metadata and
+    /// casting it looks up a conformance, for each row a sort reads.
+    @usableFromInline let indexValue: (@Sendable (RowObject) -> IndexValue)?
 
     @inlinable
     init(_ field: KeyPath<T, Field> & Sendable, unwrap: @escaping @Sendable (Field) -> V?) {
-        read = FieldRead(field)
+        let read = FieldRead(field)
+        self.read = read
         self.unwrap = unwrap
+        indexValue = (V.self as? any IndexOrderedValue.Type).map { Self.indexValueReader(read, unwrap, $0) }
     }
 
     @inlinable
-    var hasValues: Bool { V.self is any IndexOrderedValue.Type }
+    static func indexValueReader(
+        _ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?, _ ordered: any IndexOrderedValue.Type
+    ) -> @Sendable (RowObject) -> IndexValue {
+        { row in
+            guard let value = unwrap(read(row)) else { return .null }
+            return indexValue(of: value, as: ordered)
+        }
+    }
+
+    @inlinable
+    var hasValues: Bool { indexValue != nil }
 
     @inlinable
     func value(of row: RowObject) -> IndexValue {
-        guard let field = unwrap(read(row)) else { return .null }
-        // Every IndexOrderedValue type is an IndexableValue.
-        return (field as! any IndexableValue).indexValue
+        indexValue?(row) ?? .null
+    }
+
+    /// The index value of `value`, whose type `V` is `Ordered`.
+    @inlinable
+    static func indexValue<Ordered: IndexOrderedValue>(of value: V, as _: Ordered.Type) -> IndexValue {
+        withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
     }
 
     @inlinable
