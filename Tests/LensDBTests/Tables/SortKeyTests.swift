@@ -12,6 +12,19 @@ struct Edition: Comparable, Codable, Hashable, Sendable {
     static func < (a: Edition, b: Edition) -> Bool { (a.major, a.minor) < (b.major, b.minor) }
 }
 
+/// A release whose edition ties often, so the keys after it decide.
+private struct Build: Entity, Equatable {
+    var id: Int64
+    var edition: Edition
+    var name: String
+    var size: Double?
+
+    // NaN is not equal to itself: compare sizes by their bits.
+    static func == (a: Build, b: Build) -> Bool {
+        a.id == b.id && a.edition == b.edition && a.name == b.name && a.size?.bitPattern == b.size?.bitPattern
+    }
+}
+
 struct Release: Entity, Equatable {
     var id: Int64
     var edition: Edition
@@ -67,5 +80,50 @@ struct Release: Entity, Equatable {
         let descending = all.sorted { $0.previous != $1.previous ? before($1.previous, $0.previous) : $0.id < $1.id }
         #expect(try table.query.sorted(by: \.previous, .descending).all() == descending)
         #expect(try table.query.sorted(by: \.previous, .descending).all().last?.previous == nil)
+    }
+
+    /// After a key with no index order, a sort compares rows key by key:
+    /// keys of index-ordered types then order as filters and indexes do
+    /// (strings by their NFC forms, a nil first, NaN after every number),
+    /// each in its own direction.
+    @Test func orderedKeysAfterOneWithoutAnIndexOrderBreakItsTies() throws {
+        var random = SeededGenerator.fromEnvironment("SortKeyTests.orderedKeysAfterOneWithoutAnIndexOrderBreakItsTies")
+        let store = try tableStore()
+        defer { store.close() }
+        let table = try store.table(Build.self, named: "builds")
+        // "é" precomposed and decomposed are one name once normalized.
+        let names = ["b", "a", "c", "\u{E9}", "e\u{301}", "ea"]
+        let sizes: [Double?] = [nil, .nan, -1.5, 0, 2, 2.5, 1e9]
+        let builds = (Int64(1)...80).map { id in
+            Build(id: id, edition: Edition(major: Int.random(in: 0...1, using: &random), minor: 0),
+                  name: names.randomElement(using: &random)!, size: sizes.randomElement(using: &random)!)
+        }
+        try table.put(builds)
+        func nameOrder(_ a: String, _ b: String) -> Int {
+            let (x, y) = (a.precomposedStringWithCanonicalMapping, b.precomposedStringWithCanonicalMapping)
+            return x.utf8.lexicographicallyPrecedes(y.utf8) ? -1 : (y.utf8.lexicographicallyPrecedes(x.utf8) ? 1 : 0)
+        }
+        func sizeOrder(_ a: Double?, _ b: Double?) -> Int {
+            // nil first, then numbers, then NaN.
+            func rank(_ size: Double?) -> (Int, Double) { size.map { $0.isNaN ? (2, 0) : (1, $0) } ?? (0, 0) }
+            let (x, y) = (rank(a), rank(b))
+            return x < y ? -1 : (y < x ? 1 : 0)
+        }
+        func sorted(_ compare: (Build, Build) -> Int) -> [Build] {
+            builds.sorted { let order = compare($0, $1); return order != 0 ? order < 0 : $0.id < $1.id }
+        }
+        let byNameDescendingThenSize = sorted { a, b in
+            if a.edition != b.edition { return a.edition < b.edition ? -1 : 1 }
+            let name = nameOrder(a.name, b.name)
+            return name != 0 ? -name : sizeOrder(a.size, b.size)
+        }
+        #expect(try table.query.sorted(by: \.edition).then(by: \.name, .descending).then(by: \.size).all() == byNameDescendingThenSize)
+        let bySizeDescending = sorted { a, b in
+            if a.edition != b.edition { return a.edition < b.edition ? 1 : -1 }
+            return -sizeOrder(a.size, b.size)
+        }
+        #expect(try table.query.sorted(by: \.edition, .descending).then(by: \.size, .descending).all() == bySizeDescending)
+        #expect(try table.query.sorted(by: \.edition, .descending).then(by: \.size, .descending).offset(5).limit(30).all()
+            == Array(bySizeDescending[5..<35]))
     }
 }

@@ -157,9 +157,9 @@ struct SortKey: Sendable {
 }
 
 /// The order of one field of a table's entities, as a sort reads it: one
-/// object compiled in the program's module for the entity's and the
-/// field's types, where closures would each be an allocation of their own,
-/// made for every query.
+/// object a query, made in the program's module for the entity's and the
+/// field's types, holding the one closure a sort calls per row (its index
+/// value, or its comparison when it has none), compiled there too.
 @usableFromInline
 protocol FieldOrder: AnyObject, Sendable {
     /// Whether ``value(of:)`` gives the field's order: its `<` is the
@@ -185,6 +185,8 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
     /// LensDB unspecialized, where reading a field looks up metadata and
     /// casting it looks up a conformance, for each row a sort reads.
     @usableFromInline let indexValue: (@Sendable (RowObject) -> IndexValue)?
+    /// ``compare(_:_:)`` for the other fields, made here for the same reason.
+    @usableFromInline let compareRows: (@Sendable (RowObject, RowObject) -> Int)?
 
     @inlinable
     init(_ field: KeyPath<T, Field> & Sendable, unwrap: @escaping @Sendable (Field) -> V?) {
@@ -192,6 +194,19 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
         self.read = read
         self.unwrap = unwrap
         indexValue = (V.self as? any IndexOrderedValue.Type).map { Self.indexValueReader(read, unwrap, $0) }
+        compareRows = indexValue == nil ? Self.rowComparer(read, unwrap) : nil
+    }
+
+    @inlinable
+    static func rowComparer(_ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?) -> @Sendable (RowObject, RowObject) -> Int {
+        { a, b in
+            switch (unwrap(read(a)), unwrap(read(b))) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (x?, y?): return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
+            }
+        }
     }
 
     @inlinable
@@ -218,14 +233,14 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
         withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
     }
 
+    /// A field with index values compares them: their order is the
+    /// field's (``IndexOrderedValue``), nil first, as the values of filters
+    /// and indexes order them.
     @inlinable
     func compare(_ a: RowObject, _ b: RowObject) -> Int {
-        switch (unwrap(read(a)), unwrap(read(b))) {
-        case (nil, nil): return 0
-        case (nil, _): return -1
-        case (_, nil): return 1
-        case let (x?, y?): return orderedLess(x, y) ? -1 : orderedLess(y, x) ? 1 : 0
-        }
+        if let compareRows { return compareRows(a, b) }
+        let (x, y) = (value(of: a), value(of: b))
+        return x < y ? -1 : (y < x ? 1 : 0)
     }
 }
 
