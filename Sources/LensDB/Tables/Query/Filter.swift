@@ -251,6 +251,8 @@ extension FilterNode {
     /// The conditions that must all hold: this node split at its `&&`s.
     var conjuncts: [FilterNode] {
         var found: [FilterNode] = []
+        // Room for a query's usual few terms at once.
+        found.reserveCapacity(8)
         appendConjuncts(to: &found)
         return found
     }

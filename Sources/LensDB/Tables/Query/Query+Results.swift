@@ -147,6 +147,9 @@ struct QueryExecution {
             walkIndex(walk, into: &page)
         } else {
             var found: [Candidate] = []
+            // Room for the expected matches at once, where growing from
+            // empty would reallocate several times; more grow as usual.
+            found.reserveCapacity(Int(min(plan.matches.rounded(.up), Double(Self.candidatesReserved))))
             forEachCandidate { id, row in
                 if matches(row) { found.append(spec.order.candidate(id: id, row: row)) }
             }
@@ -164,6 +167,10 @@ struct QueryExecution {
     }
 
     private func matches(_ row: RowObject) -> Bool { predicate?(row) ?? true }
+
+    /// The most candidates room is made for before any is found: an
+    /// estimate may be far above the matches. Tuning only.
+    private static var candidatesReserved: Int { 1_024 }
 
     /// Throws ``QueryError`` for a negative offset or limit.
     private func checkPaging() throws {
