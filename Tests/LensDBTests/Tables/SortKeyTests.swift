@@ -93,7 +93,7 @@ struct Release: Entity, Equatable {
         let table = try store.table(Build.self, named: "builds")
         // "é" precomposed and decomposed are one name once normalized.
         let names = ["b", "a", "c", "\u{E9}", "e\u{301}", "ea"]
-        let sizes: [Double?] = [nil, .nan, -1.5, 0, 2, 2.5, 1e9]
+        let sizes: [Double?] = [nil, .nan, -1.5, -0.0, 0, 2, 2.5, 1e9]
         let builds = (Int64(1)...80).map { id in
             Build(id: id, edition: Edition(major: Int.random(in: 0...1, using: &random), minor: 0),
                   name: names.randomElement(using: &random)!, size: sizes.randomElement(using: &random)!)
@@ -125,5 +125,31 @@ struct Release: Entity, Equatable {
         #expect(try table.query.sorted(by: \.edition, .descending).then(by: \.size, .descending).all() == bySizeDescending)
         #expect(try table.query.sorted(by: \.edition, .descending).then(by: \.size, .descending).offset(5).limit(30).all()
             == Array(bySizeDescending[5..<35]))
+        // A short page keeps its first few by a bounded heap, not a whole sort.
+        #expect(try table.query.sorted(by: \.edition).then(by: \.name, .descending).then(by: \.size).offset(2).limit(5).all()
+            == Array(byNameDescendingThenSize[2..<7]))
+    }
+
+    /// The two orders a sort uses agree for every index-ordered type:
+    /// `orderedLess` on the values (a filter's, and a sort's where a key
+    /// has no index order) and `<` on their index values (an index's, and
+    /// a sort's otherwise), at each type's edges.
+    @Test func orderedLessIsTheIndexValuesOrder() {
+        func check<V: IndexOrderedValue & Comparable>(_ values: [V], _ label: String) {
+            for a in values {
+                for b in values {
+                    #expect(orderedLess(a, b) == (a.indexValue < b.indexValue), "\(label): \(a) < \(b)")
+                }
+            }
+        }
+        check([Int.min, -1, 0, 1, Int.max], "Int")
+        check([Int8.min, 0, Int8.max], "Int8")
+        check([0, 1, UInt64(Int64.max), UInt64(Int64.max) + 1, UInt64.max], "UInt64")
+        check([-Double.infinity, -1.5, -0.0, 0, 1e-300, 2, .infinity, .nan], "Double")
+        check([-1, -0.0, 0, Float.nan, 3.5, .greatestFiniteMagnitude], "Float")
+        check(["", "a", "b", "Z", "\u{E9}", "e\u{301}", "ea", "\u{65E5}\u{672C}"], "String")
+        check([-1, 0, 5, Double.nan].map(Date.init(timeIntervalSinceReferenceDate:)), "Date")
+        check(["00000000-0000-0000-0000-000000000000", "7F000000-0000-0000-0000-000000000001", "80000000-0000-0000-0000-000000000000",
+               "FFFFFFFF-FFFF-FFFF-FFFF-FFFFFFFFFFFF"].map { UUID(uuidString: $0)! }, "UUID")
     }
 }

@@ -229,7 +229,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
-        stack.reserveCapacity(Cursor.depthReserved)
+        if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
             let index = Swift.max(0, node.keys.partitionIndex(where: { !isBefore($0) }) - 1)
@@ -272,7 +272,7 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
-        stack.reserveCapacity(Cursor.depthReserved)
+        if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
             // The last child whose first key is not after the bound.
@@ -317,9 +317,10 @@ struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked 
     /// (keep the tree in a `let`, or under `withExtendedLifetime`).
     struct Cursor {
         private var path: [(node: Unmanaged<BTreeNode<Key, Value>>, index: Int)] = []
-        /// Room for the path of a tree of millions of entries, made once:
-        /// appending level by level would grow the array two or three times.
-        static var depthReserved: Int { 8 }
+        /// Room for the path of a tree of millions of entries, made once
+        /// (a cursor's, or a walk's): appending level by level would grow
+        /// the array two or three times.
+        fileprivate static var depthReserved: Int { 8 }
         private(set) var descending: Bool
 
         /// Ascending: at the first entry for which `bound` is false (`bound`

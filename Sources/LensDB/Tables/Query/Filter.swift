@@ -251,11 +251,14 @@ extension FilterNode {
     /// The conditions that must all hold: this node split at its `&&`s.
     var conjuncts: [FilterNode] {
         var found: [FilterNode] = []
-        // Room for a query's usual few terms at once.
-        found.reserveCapacity(8)
+        found.reserveCapacity(Self.conjunctsReserved)
         appendConjuncts(to: &found)
         return found
     }
+
+    /// Room made at once for a filter's terms: a query has a few, which
+    /// appended to an empty array would grow it at each. Tuning only.
+    private static var conjunctsReserved: Int { 8 }
 
     /// Appends the conjuncts to `found`, left to right.
     private func appendConjuncts(to found: inout [FilterNode]) {

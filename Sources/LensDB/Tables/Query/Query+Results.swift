@@ -169,8 +169,9 @@ struct QueryExecution {
     private func matches(_ row: RowObject) -> Bool { predicate?(row) ?? true }
 
     /// The most candidates room is made for before any is found: an
-    /// estimate may be far above the matches. Tuning only.
-    private static var candidatesReserved: Int { 1_024 }
+    /// estimate may be far above the matches (each condition no index
+    /// serves counts as halving them). Tuning only.
+    private static var candidatesReserved: Int { 64 }
 
     /// Throws ``QueryError`` for a negative offset or limit.
     private func checkPaging() throws {

@@ -131,18 +131,17 @@ struct SortKey: Sendable {
     @usableFromInline let keyPath: AnyKeyPath & Sendable
     @usableFromInline let descending: Bool
     @usableFromInline let isOptional: Bool
-    /// Whether the field's `<` is its index's order, so an index on it can
-    /// serve this order.
-    @usableFromInline let indexOrdered: Bool
     /// Reads and compares the field of rows.
     @usableFromInline let field: any FieldOrder
+    /// Whether the field's `<` is its index's order, so an index on it can
+    /// serve this order.
+    @usableFromInline var indexOrdered: Bool { field.hasValues }
 
     @inlinable
     init<T: Entity, V: Comparable & Sendable>(_ field: KeyPath<T, V> & Sendable, _ direction: SortDirection) {
         keyPath = field
         descending = direction == .descending
         isOptional = false
-        indexOrdered = V.self is any IndexOrderedValue.Type
         self.field = FieldSort<T, V, V>(field) { $0 }
     }
 
@@ -151,15 +150,15 @@ struct SortKey: Sendable {
         keyPath = field
         descending = direction == .descending
         isOptional = true
-        indexOrdered = V.self is any IndexOrderedValue.Type
         self.field = FieldSort<T, V, V?>(field) { $0 }
     }
 }
 
-/// The order of one field of a table's entities, as a sort reads it: one
-/// object a query, made in the program's module for the entity's and the
-/// field's types, holding the one closure a sort calls per row (its index
-/// value, or its comparison when it has none), compiled there too.
+/// The order of one field of a table's entities, as a sort reads it: an
+/// object for each sort key, made with the query in the program's module,
+/// holding the closure that a sort calls for each row (the row's index
+/// value, or for a field without one, its comparison), compiled there for
+/// the entity's and the field's types.
 @usableFromInline
 protocol FieldOrder: AnyObject, Sendable {
     /// Whether ``value(of:)`` gives the field's order: its `<` is the
@@ -174,25 +173,23 @@ protocol FieldOrder: AnyObject, Sendable {
 }
 
 /// ``FieldOrder`` for a field of type `Field`: `V` itself, or `V?`.
+///
+/// Its methods run in LensDB, unspecialized: there, reading a row's
+/// field would look up `RowBox<T>`'s metadata, and casting it a
+/// conformance, for each row a sort reads. So its initializer, compiled
+/// in the program's module, makes the closures they call.
 @usableFromInline
 final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: FieldOrder {
-    @usableFromInline let read: FieldRead<T, Field>
-    /// The field's value, or nil for a nil optional.
-    @usableFromInline let unwrap: @Sendable (Field) -> V?
     /// The field's value as indexes order it, when `V` is an
-    /// ``IndexOrderedValue``: a closure made here, where the program's
-    /// module compiles it for `T` and `V`. This class's own methods run in
-    /// LensDB unspecialized, where reading a field looks up metadata and
-    /// casting it looks up a conformance, for each row a sort reads.
+    /// ``IndexOrderedValue``.
     @usableFromInline let indexValue: (@Sendable (RowObject) -> IndexValue)?
-    /// ``compare(_:_:)`` for the other fields, made here for the same reason.
+    /// ``compare(_:_:)`` for a field whose type has no index order.
     @usableFromInline let compareRows: (@Sendable (RowObject, RowObject) -> Int)?
 
+    /// `unwrap` gives the field's value, or nil for a nil optional.
     @inlinable
     init(_ field: KeyPath<T, Field> & Sendable, unwrap: @escaping @Sendable (Field) -> V?) {
         let read = FieldRead(field)
-        self.read = read
-        self.unwrap = unwrap
         indexValue = (V.self as? any IndexOrderedValue.Type).map { Self.indexValueReader(read, unwrap, $0) }
         compareRows = indexValue == nil ? Self.rowComparer(read, unwrap) : nil
     }
@@ -209,34 +206,30 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
         }
     }
 
+    /// `ordered` is `V` itself, as an ``IndexOrderedValue``.
     @inlinable
-    static func indexValueReader(
-        _ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?, _ ordered: any IndexOrderedValue.Type
+    static func indexValueReader<Ordered: IndexOrderedValue>(
+        _ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?, _ ordered: Ordered.Type
     ) -> @Sendable (RowObject) -> IndexValue {
-        { row in
+        assert(Ordered.self == V.self, "\(Ordered.self) is not \(V.self)")
+        return { row in
             guard let value = unwrap(read(row)) else { return .null }
-            return indexValue(of: value, as: ordered)
+            return withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
         }
     }
 
-    @inlinable
+    @usableFromInline
     var hasValues: Bool { indexValue != nil }
 
-    @inlinable
+    @usableFromInline
     func value(of row: RowObject) -> IndexValue {
         indexValue?(row) ?? .null
-    }
-
-    /// The index value of `value`, whose type `V` is `Ordered`.
-    @inlinable
-    static func indexValue<Ordered: IndexOrderedValue>(of value: V, as _: Ordered.Type) -> IndexValue {
-        withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
     }
 
     /// A field with index values compares them: their order is the
     /// field's (``IndexOrderedValue``), nil first, as the values of filters
     /// and indexes order them.
-    @inlinable
+    @usableFromInline
     func compare(_ a: RowObject, _ b: RowObject) -> Int {
         if let compareRows { return compareRows(a, b) }
         let (x, y) = (value(of: a), value(of: b))
