@@ -206,16 +206,25 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
         }
     }
 
-    /// `ordered` is `V` itself, as an ``IndexOrderedValue``.
+    /// `ordered` is `V` itself, as an ``IndexOrderedValue``. Kept an
+    /// existential here and opened for each row: a reader generic over
+    /// the opened type would not be specialized for `T` and `V` either,
+    /// since that type is known only when the program runs.
     @inlinable
-    static func indexValueReader<Ordered: IndexOrderedValue>(
-        _ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?, _ ordered: Ordered.Type
+    static func indexValueReader(
+        _ read: FieldRead<T, Field>, _ unwrap: @escaping @Sendable (Field) -> V?, _ ordered: any IndexOrderedValue.Type
     ) -> @Sendable (RowObject) -> IndexValue {
-        assert(Ordered.self == V.self, "\(Ordered.self) is not \(V.self)")
-        return { row in
+        { row in
             guard let value = unwrap(read(row)) else { return .null }
-            return withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
+            return orderedValue(of: value, as: ordered)
         }
+    }
+
+    /// The index value of `value`, whose type `V` is `Ordered`.
+    @inlinable
+    static func orderedValue<Ordered: IndexOrderedValue>(of value: V, as _: Ordered.Type) -> IndexValue {
+        assert(Ordered.self == V.self, "\(Ordered.self) is not \(V.self)")
+        return withUnsafePointer(to: value) { $0.withMemoryRebound(to: Ordered.self, capacity: 1) { $0.pointee.indexValue } }
     }
 
     @usableFromInline
