@@ -41,6 +41,13 @@ public enum OrderedKey {
         uint64(UInt64(bitPattern: value) ^ (1 << 63))
     }
 
+    /// The signed integer whose ordered bytes (``int64(_:)``) `bytes` are,
+    /// read in place; nil unless they are 8.
+    static func int64(ordered bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard bytes.count == 8 else { return nil }
+        return Int64(bitPattern: UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self)) ^ (1 << 63))
+    }
+
     /// The ordered bytes of an unsigned integer (``KeyEncoding/uint64``).
     public static func uint64(_ value: UInt64) -> [UInt8] {
         (0..<8).map { UInt8(truncatingIfNeeded: value >> (56 - 8 * $0)) }
@@ -63,8 +70,7 @@ public enum OrderedKey {
         case .raw: return nil
         case .valueFormat: return try? Document(decodingBinary: bytes)
         case .int64:
-            guard bytes.count == 8 else { return nil }
-            return .int(Int64(bitPattern: bigEndian(bytes) ^ (1 << 63)))
+            return bytes.withUnsafeBytes(int64(ordered:)).map(Document.int)
         case .uint64:
             guard bytes.count == 8 else { return nil }
             let value = bigEndian(bytes)

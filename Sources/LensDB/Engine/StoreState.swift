@@ -13,8 +13,9 @@ public struct StoreState: Sendable {
     /// Tables as the snapshot this state was loaded from holds them, none
     /// changed since and none opened with its type: their entries in key
     /// order, in the snapshot's chunks, which load faster than ``tables``
-    /// and give a typed open its entities in identifier order. The first change moves a table into ``tables``
-    /// (a name is in one of ``tables``, ``snapshotTables`` and ``typed``).
+    /// and give a typed open its entities in identifier order. The first
+    /// change moves a table into ``tables`` (a name is in one of
+    /// ``tables``, ``snapshotTables`` and ``typed``).
     var snapshotTables: TreeDictionary<String, SnapshotEntries> = [:]
     var roots: TreeDictionary<String, StoredValue> = [:]
     /// The declared encoding of each table that has one (every non-empty

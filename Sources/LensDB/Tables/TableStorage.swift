@@ -115,10 +115,7 @@ struct TableSchema: Sendable {
     /// Whether `key` is the key of `id`: `identifier(fromKeyBytes: key) == id`,
     /// read in place for an integer key, the commonest.
     func isKey(_ key: UnsafeRawBufferPointer, of id: IndexValue) -> Bool {
-        if keyEncoding == .int64, case let .int(value) = id, key.count == 8 {
-            // The ordered bytes of `value`: big-endian, the sign bit flipped.
-            return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self)) == UInt64(bitPattern: value) ^ (1 << 63)
-        }
+        if keyEncoding == .int64, case let .int(value) = id { return OrderedKey.int64(ordered: key) == value }
         return identifier(fromKeyBytes: Array(key)) == id
     }
 
