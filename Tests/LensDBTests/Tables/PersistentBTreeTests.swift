@@ -6,6 +6,9 @@ import Testing
 /// The persistent B+tree against a sorted-array reference: random inserts,
 /// replacements and removals, ordered walks from bounds in both directions,
 /// ranks, and old versions that stay exactly as they were.
+/// The trees here are keyed by plain integers.
+extension Int: BTreeKey {}
+
 @Suite struct PersistentBTreeTests {
     /// A sorted array of (key, value): the obviously right ordered map.
     struct Reference {
@@ -88,7 +91,7 @@ import Testing
 
     /// An entry that carries more than its order, as an index entry carries
     /// its row: equal entries (`==` reads only `key`) are told apart by `tag`.
-    struct Tagged: Comparable, Sendable, WholeEntryKey {
+    struct Tagged: BTreeKey, WholeEntryKey {
         let key: Int
         let tag: Int
         static func < (a: Self, b: Self) -> Bool { a.key < b.key }
@@ -429,7 +432,7 @@ private final class Counted: Sendable {
 }
 
 /// A key that holds a ``Counted``: ordered by `key` alone.
-private struct CountedKey: Comparable, Sendable {
+private struct CountedKey: BTreeKey {
     let key: Int
     let token: Counted
     init(_ key: Int, _ census: Census) {

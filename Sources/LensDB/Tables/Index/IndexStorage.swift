@@ -10,7 +10,7 @@ import CLensPrefetch
 /// (an older version shares index nodes only with rows it holds too). So a
 /// walk passes rows on without retaining or releasing any, copying a node
 /// on a commit retains nothing, and an entry takes no reference count.
-protocol IndexEntry: FieldedKey, Sendable, WholeEntryKey {
+protocol IndexEntry: BTreeKey, FieldedKey, WholeEntryKey {
     /// The entry of `key`, which holds as many fields as the index, for
     /// `row`, whose ``RowObject/idOrderBits`` are `idBits`. Takes the key's
     /// values over: a key moved in is not copied and then destroyed.

@@ -27,7 +27,7 @@ import CLensPrefetch
 /// are `Sendable`. (The node, a `ManagedBuffer`, cannot say so itself.)
 ///
 /// - Complexity: lookup, insert and remove O(log n); iteration O(1) per element.
-struct PersistentBTree<Key: Comparable & Sendable, Value: Sendable>: @unchecked Sendable {
+struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     /// The most entries a leaf holds before it splits. Stored nowhere;
     /// tuning only.
     static var leafCapacity: Int { 32 }
@@ -516,7 +516,7 @@ struct BTreeNodeHeader {
 /// `count` initialized keys, and as many values (a leaf whose values take
 /// room) or children (an internal node): every method below keeps that,
 /// and `deinit` destroys exactly those.
-final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffer<BTreeNodeHeader, UInt64> {
+final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHeader, UInt64> {
     /// The slots of a node that takes entries: a full node's, and one more
     /// for the entry that makes it split.
     static func fullCapacity(isLeaf: Bool) -> Int { PersistentBTree<Key, Value>.capacity(isLeaf: isLeaf) + 1 }
@@ -558,9 +558,14 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
     }
 
     deinit {
-        keySlots.deinitialize(count: count)
+        Key.destroy(keySlots, count: count)
         if !isLeaf {
-            childSlots.deinitialize(count: count)
+            // Released through their addresses: the children's type, a
+            // generic class's, is then never looked up.
+            let children = UnsafeRawPointer(childSlots)
+            for slot in 0..<count {
+                Unmanaged<AnyObject>.fromOpaque(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self)).release()
+            }
         } else if Self.keepsValues {
             loadValueObjectsAhead()
             valueSlots.deinitialize(count: count)
@@ -580,6 +585,17 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
         let values = UnsafeRawPointer(valueSlots)
         for slot in 0..<count {
             lens_prefetch_object(values.load(fromByteOffset: slot * MemoryLayout<Value>.stride, as: UnsafeRawPointer.self))
+        }
+    }
+
+    /// Starts loading the children of an internal node before it is
+    /// copied for a change, which retains each: a change's path copies
+    /// nodes whose children, but the one on the path, are seldom in cache.
+    /// A hint only, as ``loadValueObjectsAhead()``.
+    private func loadChildrenAhead() {
+        let children = UnsafeRawPointer(childSlots)
+        for slot in 0..<count {
+            lens_prefetch_object(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self))
         }
     }
 
@@ -700,6 +716,7 @@ final class BTreeNode<Key: Comparable & Sendable, Value: Sendable>: ManagedBuffe
         } else {
             node.keySlots.copyInitialize(from: keySlots, count: count)
             if !isLeaf {
+                loadChildrenAhead()
                 node.childSlots.copyInitialize(from: childSlots, count: count)
             } else if Self.keepsValues {
                 loadValueObjectsAhead()
@@ -892,6 +909,29 @@ extension UnsafeMutablePointer {
         for index in 0..<count { (self + index).initialize(to: source[index]) }
     }
 }
+
+/// What a ``PersistentBTree`` is keyed by.
+///
+/// A node's `deinit`, as any generic class's, runs unspecialized: there,
+/// destroying its keys one by one would go through the key type's value
+/// witnesses, a call and a lookup per key, and freeing the nodes a commit
+/// replaced is mostly that. ``destroy(_:count:)`` is dispatched once a node
+/// and runs code compiled for the key type.
+protocol BTreeKey: Comparable, Sendable {
+    /// Deinitializes the `count` keys at `keys`.
+    static func destroy(_ keys: UnsafeMutablePointer<Self>, count: Int)
+}
+
+extension BTreeKey {
+    // One key at a time: `deinitialize(count:)` hands the whole run to the
+    // runtime, which destroys each key through its value witness.
+    static func destroy(_ keys: UnsafeMutablePointer<Self>, count: Int) {
+        for slot in 0..<count { _ = (keys + slot).move() }
+    }
+}
+
+extension Int64: BTreeKey {}
+extension IndexValue: BTreeKey {}
 
 /// A tree key that is a whole entry: two keys equal by `==` may still
 /// differ in what they carry, as two index entries with one key and one
