@@ -308,24 +308,29 @@ final class QueryPlanner {
     /// bounds, if it has any.
     private func candidate(position: Int) -> Candidate? {
         let fields = termsOnField(position)
-        guard Conditions(fields[0], spec.terms) != nil else { return nil }
+        guard let first = Conditions(fields[0], spec.terms) else { return nil }
         var prefixes: [[IndexValue]] = [[]]
         var ranges: [KeyRange]?
         var implied = TermSet()
         for field in fields.indices {
-            guard let conditions = Conditions(fields[field], spec.terms) else { break }
+            guard let conditions = field == 0 ? first : Conditions(fields[field], spec.terms) else { break }
+            implied.formUnion(conditions.implied)
             guard let equals = conditions.equals, field < fields.count - 1 else {
-                ranges = prefixes.flatMap { conditions.ranges(prefix: $0) }
-                implied.formUnion(conditions.implied)
+                ranges = prefixes.count == 1 ? conditions.ranges(prefix: prefixes[0]) : prefixes.flatMap { conditions.ranges(prefix: $0) }
                 break
             }
-            prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
-            implied.formUnion(conditions.implied)
+            // Most often one value after one prefix: the prefix grows in place.
+            if prefixes.count == 1 && equals.count == 1 {
+                prefixes[0].append(equals[0])
+            } else {
+                prefixes = prefixes.flatMap { prefix in equals.map { prefix.appending($0) } }
+            }
             // Each value multiplies the ranges: past a few dozen, the
             // fields after are left to the filter.
             guard prefixes.count <= Self.maxRanges else { break }
         }
-        let found = (ranges ?? prefixes.map { KeyRange(prefix: $0) }).filter { !$0.isEmpty }
+        var found = ranges ?? prefixes.map { KeyRange(prefix: $0) }
+        if found.contains(where: \.isEmpty) { found.removeAll(where: \.isEmpty) }
         let inIdentifierOrder = found.count == 1 && found[0].prefix.count == fields.count
         return Candidate(position: position, ranges: found, count: found.reduce(0) { $0 + count(position, $1) },
                          implied: implied, inIdentifierOrder: inIdentifierOrder)
@@ -611,14 +616,16 @@ struct Conditions {
     /// applied beside one), or else every bound.
     var implied: TermSet {
         guard exact else { return [] }
-        if let equalsFrom { return [equalsFrom] }
-        return boundsFrom
+        guard let equalsFrom else { return boundsFrom }
+        var implied = TermSet()
+        implied.insert(equalsFrom)
+        return implied
     }
 
     /// The ranges of an index whose earlier fields equal `prefix` and whose
     /// next field is this one.
     func ranges(prefix: [IndexValue]) -> [KeyRange] {
-        if let equals { return equals.map { KeyRange(prefix: prefix + [$0]) } }
+        if let equals { return equals.map { KeyRange(prefix: prefix.appending($0)) } }
         return [KeyRange(prefix: prefix, lower: lower, upper: upper)]
     }
 
@@ -632,5 +639,15 @@ struct Conditions {
         boundsFrom.insert(position)
         guard let current = upper else { upper = bound; return }
         if bound.value < current.value || (current.value == bound.value && !bound.inclusive) { upper = bound }
+    }
+}
+
+extension Array {
+    /// A copy with `element` after the rest: one allocation, where
+    /// `self + [element]` makes two.
+    func appending(_ element: Element) -> [Element] {
+        var copy = self
+        copy.append(element)
+        return copy
     }
 }
