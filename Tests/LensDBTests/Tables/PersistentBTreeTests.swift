@@ -3,12 +3,12 @@ import Synchronization
 import Testing
 @testable import LensDB
 
-/// The persistent B+tree against a sorted-array reference: random inserts,
-/// replacements and removals, ordered walks from bounds in both directions,
-/// ranks, and old versions that stay exactly as they were.
 /// The trees here are keyed by plain integers.
 extension Int: BTreeKey {}
 
+/// The persistent B+tree against a sorted-array reference: random inserts,
+/// replacements and removals, ordered walks from bounds in both directions,
+/// ranks, and old versions that stay exactly as they were.
 @Suite struct PersistentBTreeTests {
     /// A sorted array of (key, value): the obviously right ordered map.
     struct Reference {

@@ -562,10 +562,7 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
         if !isLeaf {
             // Released through their addresses: the children's type, a
             // generic class's, is then never looked up.
-            let children = UnsafeRawPointer(childSlots)
-            for slot in 0..<count {
-                Unmanaged<AnyObject>.fromOpaque(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self)).release()
-            }
+            forEachChildAddress { Unmanaged<AnyObject>.fromOpaque($0).release() }
         } else if Self.keepsValues {
             loadValueObjectsAhead()
             valueSlots.deinitialize(count: count)
@@ -593,9 +590,15 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// nodes whose children, but the one on the path, are seldom in cache.
     /// A hint only, as ``loadValueObjectsAhead()``.
     private func loadChildrenAhead() {
+        forEachChildAddress(lens_prefetch_object)
+    }
+
+    /// Calls `body` with the address of each child of an internal node,
+    /// read from its slot without retaining the child.
+    private func forEachChildAddress(_ body: (UnsafeRawPointer) -> Void) {
         let children = UnsafeRawPointer(childSlots)
         for slot in 0..<count {
-            lens_prefetch_object(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self))
+            body(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self))
         }
     }
 
