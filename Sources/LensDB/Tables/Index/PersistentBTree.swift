@@ -587,7 +587,7 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
 
     /// Starts loading the children of an internal node before it is
     /// copied for a change, which retains each: a change's path copies
-    /// nodes whose children, but the one on the path, are seldom in cache.
+    /// nodes whose children, all but the one on the path, are seldom in cache.
     /// A hint only, as ``loadValueObjectsAhead()``.
     private func loadChildrenAhead() {
         forEachChildAddress(lens_prefetch_object)
@@ -919,9 +919,12 @@ extension UnsafeMutablePointer {
 /// destroying its keys one by one would go through the key type's value
 /// witnesses, a call and a lookup per key, and freeing the nodes a commit
 /// replaced is mostly that. ``destroy(_:count:)`` is dispatched once a node
-/// and runs code compiled for the key type.
+/// and, for the conformances in this module, runs code compiled for the
+/// key type.
 protocol BTreeKey: Comparable, Sendable {
-    /// Deinitializes the `count` keys at `keys`.
+    /// Deinitializes the `count` keys at `keys`: initialized on entry,
+    /// each destroyed exactly once, and left uninitialized, as
+    /// `keys.deinitialize(count: count)` would leave them.
     static func destroy(_ keys: UnsafeMutablePointer<Self>, count: Int)
 }
 

@@ -617,6 +617,8 @@ struct Conditions {
     var implied: TermSet {
         guard exact else { return [] }
         guard let equalsFrom else { return boundsFrom }
+        // Not the literal `[equalsFrom]`: its variadic array is an
+        // allocation, in every query's plan.
         var implied = TermSet()
         implied.insert(equalsFrom)
         return implied
