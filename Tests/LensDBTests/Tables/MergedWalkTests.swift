@@ -6,7 +6,8 @@ import Testing
 /// Walks that merge runs of one index: `city == c && age in a...b`, by
 /// score, on an index on city, age and score, reads one run of scores per
 /// age and merges them, stopping at offset + limit; `city in [...]`, by
-/// score, merges a run per city of an index on city and score. Each
+/// score, merges a run per city of an index on city and score, and
+/// `city in [...] && age == a` a run per city of the three-field index. Each
 /// answer must equal a naive filter and sort, on the latest version, on a
 /// version a reader held while commits went on, on a reader's own thread,
 /// and after a reopen.
@@ -51,9 +52,18 @@ import Testing
         var filter: Filter<Person>
         var keep: (Person) -> Bool
         var text: String
-        if Int.random(in: 0..<4, using: &random) == 0 {
+        let shape = Int.random(in: 0..<6, using: &random)
+        if shape == 0 {
             let chosen = Array(cities.shuffled(using: &random).prefix(Int.random(in: 2...3, using: &random)))
             (filter, keep, text) = (.in(\.city, chosen), { chosen.contains($0.city) }, "city in \(chosen)")
+        } else if shape == 1 {
+            // Cities in a list and one age fix both fields before the
+            // score: a run per city, each at that age.
+            let chosen = Array(cities.shuffled(using: &random).prefix(Int.random(in: 2...3, using: &random)))
+            let age = Int.random(in: 20...29, using: &random)
+            filter = .in(\.city, chosen) && \.age == age
+            keep = { chosen.contains($0.city) && $0.age == age }
+            text = "city in \(chosen) && age == \(age)"
         } else {
             let city = cities.randomElement(using: &random)!
             let low = Int.random(in: 18...27, using: &random), high = low + Int.random(in: 0...8, using: &random)
@@ -211,6 +221,15 @@ import Testing
         #expect(plan.contains("walk index people.city+age+score backwards, merging 3 runs"), "\(plan)")
         #expect(plan.contains("= \"Lyon\", = 22 | = \"Lyon\", = 23 | = \"Lyon\", = 24"), "\(plan)")
         #expect(plan.contains("nothing left to check"), "\(plan)")
+        // An `in` on the first field and an equality on the second: every
+        // run has both fields fixed, whether walked in order or read as ranges.
+        let cities = people.query.filter(.in(\.city, ["Lyon", "Nice"]) && \.age == 23)
+        let walked = cities.sorted(by: \.score, .descending).offset(10).limit(5).explain()
+        #expect(walked.contains("walk index people.city+age+score backwards, merging 2 runs"), "\(walked)")
+        #expect(walked.contains("= \"Lyon\", = 23 | = \"Nice\", = 23"), "\(walked)")
+        let read = cities.explain()
+        #expect(read.contains("use index people.city+age+score (= \"Lyon\", = 23 | = \"Nice\", = 23)"), "\(read)")
+        #expect(read.contains("nothing left to check"), "\(read)")
         let small = try tableStore()
         defer { small.close() }
         let few = try small.table(Person.self, named: "people", indexes: Self.indexes)
