@@ -319,12 +319,7 @@ final class QueryPlanner {
                 ranges = prefixes.count == 1 ? conditions.ranges(prefix: prefixes[0]) : prefixes.flatMap { conditions.ranges(prefix: $0) }
                 break
             }
-            // Most often one value after one prefix: the prefix grows in place.
-            if prefixes.count == 1 && equals.count == 1 {
-                prefixes[0].append(equals[0])
-            } else {
-                prefixes = prefixes.flatMap { prefix in equals.map { prefix.appending($0) } }
-            }
+            prefixes.extend(by: equals)
             // Each value multiplies the ranges: past a few dozen, the
             // fields after are left to the filter.
             guard prefixes.count <= Self.maxRanges else { break }
@@ -457,10 +452,8 @@ final class QueryPlanner {
         var runRanks: [Range<Int>]?
         for before in 0..<field {
             guard let conditions = conditions[before] else { return nil }
-            if let equals = conditions.equals, equals.count == 1 {
-                for place in prefixes.indices { prefixes[place].append(equals[0]) }
-            } else if let equals = conditions.equals {
-                prefixes = prefixes.flatMap { prefix in equals.map { prefix + [$0] } }
+            if let equals = conditions.equals {
+                prefixes.extend(by: equals)
             } else {
                 guard before == field - 1, let pageEnd = spec.pageEnd else { return nil }
                 let ranges = prefixes.map { KeyRange(prefix: $0, lower: conditions.lower, upper: conditions.upper) }
@@ -651,5 +644,18 @@ extension Array {
         var copy = self
         copy.append(element)
         return copy
+    }
+}
+
+extension [[IndexValue]] {
+    /// Each key prefix followed by each of `values`, a prefix for every
+    /// pair, in order. One value, the most common case, grows every prefix
+    /// in place.
+    mutating func extend(by values: [IndexValue]) {
+        if values.count == 1 {
+            for place in indices { self[place].append(values[0]) }
+        } else {
+            self = flatMap { prefix in values.map { prefix.appending($0) } }
+        }
     }
 }
