@@ -579,10 +579,7 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// it.)
     private func loadValueObjectsAhead() {
         guard Value.self is AnyObject.Type else { return }
-        let values = UnsafeRawPointer(valueSlots)
-        for slot in 0..<count {
-            lens_prefetch_object(values.load(fromByteOffset: slot * MemoryLayout<Value>.stride, as: UnsafeRawPointer.self))
-        }
+        forEachObjectAddress(in: UnsafeRawPointer(valueSlots), stride: MemoryLayout<Value>.stride, lens_prefetch_object)
     }
 
     /// Starts loading the children of an internal node before it is
@@ -596,9 +593,15 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// Calls `body` with the address of each child of an internal node,
     /// read from its slot without retaining the child.
     private func forEachChildAddress(_ body: (UnsafeRawPointer) -> Void) {
-        let children = UnsafeRawPointer(childSlots)
+        forEachObjectAddress(in: UnsafeRawPointer(childSlots), stride: MemoryLayout<BTreeNode>.stride, body)
+    }
+
+    /// Calls `body` with the address of the object each held slot refers
+    /// to, read from the slot (`stride` bytes apart from `slots`) without
+    /// retaining the object. The slots must hold references.
+    private func forEachObjectAddress(in slots: UnsafeRawPointer, stride: Int, _ body: (UnsafeRawPointer) -> Void) {
         for slot in 0..<count {
-            body(children.load(fromByteOffset: slot * MemoryLayout<BTreeNode>.stride, as: UnsafeRawPointer.self))
+            body(slots.load(fromByteOffset: slot * stride, as: UnsafeRawPointer.self))
         }
     }
 
