@@ -847,7 +847,7 @@ struct IndexStorage: Sendable {
         while start < ranks.upperBound, let key = known ?? key(atRank: start) {
             guard runs.count < limit else { return nil }
             let value = key[field]
-            let (past, next) = firstPast(KeyRange(prefix: prefix + [value]))
+            let (past, next) = firstPast(KeyRange(prefix: prefix.appending(value)))
             // The entry at `start` is in its own value's run.
             let end = Swift.min(ranks.upperBound, Swift.max(start + 1, past))
             runs.append((value, start..<end))

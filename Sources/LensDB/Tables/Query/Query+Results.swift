@@ -285,7 +285,7 @@ struct QueryExecution {
         // query's order, so the entity's own prefix does not count).
         let starts = page.after.map { after -> [[IndexValue]] in
             let value = index.definition.key(after.row)[walk.field]
-            return walk.runs.map { $0.prefix.count == walk.field ? $0.prefix + [value] : $0.prefix }
+            return walk.runs.map { $0.prefix.count == walk.field ? $0.prefix.appending(value) : $0.prefix }
         }
         if walk.runs.count == 1 {
             index.forEach(in: walk.runs[0], descending: walk.descending, startingAt: starts?[0], visit)
@@ -417,7 +417,7 @@ struct QueryExecution {
         // same entries, since the run bounds the order's field by value and
         // never splits a group.
         let value = key[walk.field]
-        let group = index.ranks(of: KeyRange(prefix: Array(run.prefix.prefix(walk.field)) + [value]))
+        let group = index.ranks(of: KeyRange(prefix: Array(run.prefix.prefix(walk.field)).appending(value)))
         let into = spec.offset - (ranks.upperBound - group.upperBound)
         // A run fixed on the order's field is one group.
         guard addRows(at: group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
