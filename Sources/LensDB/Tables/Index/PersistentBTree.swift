@@ -709,6 +709,13 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// or children copied (retained), or moved when `moving`, which leaves
     /// this node empty.
     private func remade(capacity: Int, moving: Bool) -> BTreeNode {
+        // A copy retains each child or row: their loads start first, to
+        // overlap the new node's allocation and the keys' copy.
+        if !moving && !isLeaf {
+            loadChildrenAhead()
+        } else if !moving && Self.keepsValues {
+            loadValueObjectsAhead()
+        }
         let node = Self.make(isLeaf: isLeaf, capacity: capacity)
         let count = count
         if moving {
@@ -722,10 +729,8 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
         } else {
             node.keySlots.copyInitialize(from: keySlots, count: count)
             if !isLeaf {
-                loadChildrenAhead()
                 node.childSlots.copyInitialize(from: childSlots, count: count)
             } else if Self.keepsValues {
-                loadValueObjectsAhead()
                 node.valueSlots.copyInitialize(from: valueSlots, count: count)
             }
         }
