@@ -110,6 +110,33 @@ import Testing
         #expect(try query.all() == naive { ["Paris", "Lyon"].contains($0.city) && $0.age == 30 })
     }
 
+    /// Two `in` lists whose values would multiply past the ranges a plan
+    /// reads one index by: the first field's values make the ranges, and
+    /// the second field is left to the filter, not multiplied into 100
+    /// ranges.
+    @Test func inListsMultiplyingPastTheRangeCapLeaveTheLaterFieldToTheFilter() throws {
+        let store = try tableStore()
+        defer { store.close() }
+        let byCityAndAge = try store.table(Person.self, named: "people", indexes: [.on(\.city, \.age)])
+        try byCityAndAge.put(people.all())
+        let cities = ["Paris", "Lyon"] + (0..<8).map { "Nowhere \($0)" }
+        let ages = Array(25..<35)
+        let query = byCityAndAge.query.filter(.in(\.city, cities) && .in(\.age, ages))
+        let plan = query.explain()
+        let access = plan.split(separator: "\n")[1]
+        #expect(access.contains("use index people.city+age"), "\(plan)")
+        #expect(access.components(separatedBy: " | ").count == cities.count, "\(plan)")
+        #expect(!plan.contains("nothing left to check"), "\(plan)")
+        let wanted = naive { cities.contains($0.city) && ages.contains($0.age) }
+        #expect(!wanted.isEmpty)
+        #expect(try query.all() == wanted)
+        #expect(try query.count() == wanted.count)
+        // Fewer values, within the cap, fix both fields: no filter is left.
+        let few = byCityAndAge.query.filter(.in(\.city, ["Paris", "Lyon"]) && .in(\.age, ages)).explain()
+        #expect(few.split(separator: "\n")[1].components(separatedBy: " | ").count == 2 * ages.count, "\(few)")
+        #expect(few.contains("nothing left to check"), "\(few)")
+    }
+
     @Test func plansUseTheMostSelectiveIndexAndWalkIndexesForLimits() throws {
         #expect(people.query.filter(\.city == "Paris").explain().contains("use index people.city (= \"Paris\")"))
         #expect(people.query.filter(\.city == "Paris" && \.age >= 30 && \.age <= 35).explain().contains("use index people.city+age (= \"Paris\", >= 30, <= 35)"))

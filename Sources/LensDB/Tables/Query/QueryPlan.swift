@@ -314,15 +314,15 @@ final class QueryPlanner {
         var implied = TermSet()
         for field in fields.indices {
             guard let conditions = field == 0 ? first : Conditions(fields[field], spec.terms) else { break }
+            // Each value multiplies the ranges: past a few dozen, this
+            // field and those after are left to the filter.
+            if field > 0, let equals = conditions.equals, prefixes.count * equals.count > Self.maxRanges { break }
             implied.formUnion(conditions.implied)
             guard let equals = conditions.equals, field < fields.count - 1 else {
                 ranges = prefixes.count == 1 ? conditions.ranges(prefix: prefixes[0]) : prefixes.flatMap { conditions.ranges(prefix: $0) }
                 break
             }
             prefixes.extend(by: equals)
-            // Each value multiplies the ranges: past a few dozen, the
-            // fields after are left to the filter.
-            guard prefixes.count <= Self.maxRanges else { break }
         }
         var found = ranges ?? prefixes.map { KeyRange(prefix: $0) }
         if found.contains(where: \.isEmpty) { found.removeAll(where: \.isEmpty) }
@@ -331,7 +331,8 @@ final class QueryPlanner {
                          implied: implied, inIdentifierOrder: inIdentifierOrder)
     }
 
-    /// The most ranges a plan reads one index by, and the most runs a
+    /// The most ranges a plan reads one index by, unless the values of an
+    /// `in` on the index's first field alone are more; and the most runs a
     /// merged walk merges.
     private static var maxRanges: Int { 64 }
     /// Starting one run of a merged walk, in entry reads: a descent.
