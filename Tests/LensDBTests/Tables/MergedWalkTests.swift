@@ -238,6 +238,23 @@ import Testing
         #expect(!sorted.contains("merging"), "\(sorted)")
     }
 
+    /// Bounds that cross (`age > 27 && age < 22`) hold no entry, whichever
+    /// way the plan reads the index: ordered by score under a limit, where
+    /// a merged walk would count the range, or without.
+    @Test func crossedBoundsAnswerNothing() throws {
+        var random = SeededGenerator.fromEnvironment("mergedWalkCrossed")
+        let store = try tableStore()
+        defer { store.close() }
+        let people = try store.table(Person.self, named: "people", indexes: Self.indexes)
+        try people.put((1...2000).map { Self.person($0, using: &random) })
+        for (low, high) in [(27, 22), (25, 25), (29, 20)] {
+            let crossed = people.query.filter(\.city == "Lyon" && \.age > low && \.age < high)
+            let paged = crossed.sorted(by: \.score, .descending).offset(3).limit(5)
+            #expect(try paged.all().isEmpty, "\(low), \(high)\n\(paged.explain())")
+            #expect(try crossed.all().isEmpty && crossed.count() == 0, "\(low), \(high)\n\(crossed.explain())")
+        }
+    }
+
     /// Paging with `after` through every result, five at a time, yields
     /// the whole answer once, in order.
     @Test func pagingAfterTheLastResultVisitsEveryMatchOnce() throws {
