@@ -3,7 +3,8 @@ import LensDB
 
 /// The LensDB side of W1 and W6 alone, for `perf record`: fills 100k people
 /// in one transaction, compacts, and opens the table five times; or, named
-/// on the command line, another workload on those people (`updates` is W7),
+/// on the command line, another workload on those people (`updates` is W7,
+/// `durable-puts` and `durable-raw` are W2's commits, typed or by key),
 /// or W1's inserts alone, twelve times (`inserts`).
 let tableProfileWorkload = Workload(
     name: "table-profile",
@@ -105,6 +106,26 @@ let tableProfileWorkload = Workload(
         let changes = ChangedPeople()
         for _ in 0..<3 { print(try commitCPU(store, people, core, changes).joined(separator: " | ")) }
         core.store.close()
+        store.close()
+        return
+    }
+    if CommandLine.arguments.contains("durable-puts") || CommandLine.arguments.contains("durable-raw") {
+        // W2's commits, 5000, for `perf stat` and `perf record`: each a
+        // typed put, or (`durable-raw`) the same person's encoded bytes
+        // put by key through the core, so the two write the same payload.
+        let (store, people) = try openLensPeople(path.path)
+        let raw = CommandLine.arguments.contains("durable-raw")
+        let start = now()
+        for index in 0..<5000 {
+            let person = BenchPerson.make(Int64(index + 1), version: 4)
+            if raw {
+                let bytes = try ValueEncoder().encode(person)
+                try store.write { tx in tx.put(bytes, for: [1, UInt8(index % 256), UInt8(index / 256)], in: "raw") }
+            } else {
+                try store.write { tx in try tx[people].put(person) }
+            }
+        }
+        print(String(format: "µs per durable commit: %.1f", (now() - start) / 5000 * 1e6))
         store.close()
         return
     }
