@@ -97,7 +97,8 @@ import Testing
     }
 
     /// An `in` of more values than ranges a plan reads one index by still
-    /// narrows that field; only the fields after go to the filter.
+    /// narrows that field, and one value on the next field narrows each of
+    /// its ranges, which multiplies nothing: no condition is left to check.
     @Test func manyInValuesStillNarrowTheirField() throws {
         let store = try tableStore()
         defer { store.close() }
@@ -107,6 +108,7 @@ import Testing
         let query = byCityAndAge.query.filter(.in(\.city, cities) && \.age == 30)
         let plan = query.explain()
         #expect(plan.contains("use index people.city+age"), "\(plan)")
+        #expect(plan.contains("nothing left to check"), "\(plan)")
         #expect(try query.all() == naive { ["Paris", "Lyon"].contains($0.city) && $0.age == 30 })
     }
 
@@ -123,9 +125,8 @@ import Testing
         let ages = Array(25..<35)
         let query = byCityAndAge.query.filter(.in(\.city, cities) && .in(\.age, ages))
         let plan = query.explain()
-        let access = plan.split(separator: "\n")[1]
-        #expect(access.contains("use index people.city+age"), "\(plan)")
-        #expect(access.components(separatedBy: " | ").count == cities.count, "\(plan)")
+        #expect(plan.split(separator: "\n")[1].contains("use index people.city+age"), "\(plan)")
+        #expect(Self.rangeCount(plan) == cities.count, "\(plan)")
         #expect(!plan.contains("nothing left to check"), "\(plan)")
         let wanted = naive { cities.contains($0.city) && ages.contains($0.age) }
         #expect(!wanted.isEmpty)
@@ -133,8 +134,31 @@ import Testing
         #expect(try query.count() == wanted.count)
         // Fewer values, within the cap, fix both fields: no filter is left.
         let few = byCityAndAge.query.filter(.in(\.city, ["Paris", "Lyon"]) && .in(\.age, ages)).explain()
-        #expect(few.split(separator: "\n")[1].components(separatedBy: " | ").count == 2 * ages.count, "\(few)")
+        #expect(Self.rangeCount(few) == 2 * ages.count, "\(few)")
         #expect(few.contains("nothing left to check"), "\(few)")
+        // At the cap, 8 × 8 ranges fix both fields; 5 × 13 would pass it.
+        let atCap = byCityAndAge.query.filter(.in(\.city, Array(cities.prefix(8))) && .in(\.age, Array(25..<33))).explain()
+        #expect(Self.rangeCount(atCap) == 64 && atCap.contains("nothing left to check"), "\(atCap)")
+        let pastCap = byCityAndAge.query.filter(.in(\.city, Array(cities.prefix(5))) && .in(\.age, Array(25..<38))).explain()
+        #expect(Self.rangeCount(pastCap) == 5 && !pastCap.contains("nothing left to check"), "\(pastCap)")
+        // On three fields, the cap stops at the middle one: 2 × 10 ranges
+        // fix city and age, and four scores, which would make 80, are left
+        // to the filter with the fields after.
+        let byThree = try store.table(Person.self, named: "three", indexes: [.on(\.city, \.age, \.score)])
+        try byThree.put(people.all())
+        let inCitiesAndAges = naive { ["Paris", "Lyon"].contains($0.city) && ages.contains($0.age) }
+        let scores = Array(Set(inCitiesAndAges.map(\.score)).sorted().prefix(4))
+        #expect(scores.count == 4)
+        let three = byThree.query.filter(.in(\.city, ["Paris", "Lyon"]) && .in(\.age, ages) && .in(\.score, scores))
+        #expect(Self.rangeCount(three.explain()) == 2 * ages.count && !three.explain().contains("nothing left to check"), "\(three.explain())")
+        let wantedOfThree = inCitiesAndAges.filter { scores.contains($0.score) }
+        #expect(!wantedOfThree.isEmpty)
+        #expect(try three.all() == wantedOfThree)
+    }
+
+    /// How many ranges a plan's index access reads (its second line).
+    static func rangeCount(_ plan: String) -> Int {
+        plan.split(separator: "\n")[1].components(separatedBy: " | ").count
     }
 
     @Test func plansUseTheMostSelectiveIndexAndWalkIndexesForLimits() throws {

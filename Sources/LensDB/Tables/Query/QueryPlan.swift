@@ -304,8 +304,10 @@ final class QueryPlanner {
     /// The ranges of the index at `position` that hold every entity the
     /// conditions allow, with their count and the conditions they imply;
     /// nil when the index cannot narrow them. Equalities (`==`, `in`) fix
-    /// fields in turn; the first field without one ends the ranges with its
-    /// bounds, if it has any.
+    /// fields in turn, until an `in` past the first field would multiply
+    /// the ranges past ``maxRanges``: that field and those after are left
+    /// to the filter. The first field without an equality ends the ranges
+    /// with its bounds, if it has any.
     private func candidate(position: Int) -> Candidate? {
         let fields = termsOnField(position)
         guard let first = Conditions(fields[0], spec.terms) else { return nil }
@@ -314,9 +316,7 @@ final class QueryPlanner {
         var implied = TermSet()
         for field in fields.indices {
             guard let conditions = field == 0 ? first : Conditions(fields[field], spec.terms) else { break }
-            // Each value multiplies the ranges: past a few dozen, this
-            // field and those after are left to the filter.
-            if field > 0, let equals = conditions.equals, prefixes.count * equals.count > Self.maxRanges { break }
+            if field > 0, let equals = conditions.equals, Self.multiplies(prefixes.count, by: equals.count) { break }
             implied.formUnion(conditions.implied)
             guard let equals = conditions.equals, field < fields.count - 1 else {
                 ranges = prefixes.count == 1 ? conditions.ranges(prefix: prefixes[0]) : prefixes.flatMap { conditions.ranges(prefix: $0) }
@@ -335,6 +335,14 @@ final class QueryPlanner {
     /// `in` on the index's first field alone are more; and the most runs a
     /// merged walk merges.
     private static var maxRanges: Int { 64 }
+
+    /// Whether `count` ranges (or runs), each followed by one of `values`
+    /// values, make more than ``maxRanges``: asked before they are made,
+    /// since two `in` lists of a thousand would make a million. One value
+    /// multiplies nothing.
+    private static func multiplies(_ count: Int, by values: Int) -> Bool {
+        values > 1 && count * values > maxRanges
+    }
     /// Starting one run of a merged walk, in entry reads: a descent.
     private static var seekCost: Double { 8 }
 
@@ -438,7 +446,8 @@ final class QueryPlanner {
     /// just before, by a range whose distinct values are found by descents;
     /// that search is made only under a limit, where the range holds more
     /// entries than the page reaches (else reading them all costs no more),
-    /// and gives up past ``maxRanges`` values.
+    /// and gives up past ``maxRanges`` values, as the walk does when `in`
+    /// values would make more runs than that.
     private func walkRuns(_ position: Int, _ conditions: [Conditions?]) -> WalkRuns? {
         let field = conditions.count - 1
         // Each prefix grows by a value a field, most often in place: one
@@ -454,6 +463,7 @@ final class QueryPlanner {
         for before in 0..<field {
             guard let conditions = conditions[before] else { return nil }
             if let equals = conditions.equals {
+                guard !Self.multiplies(prefixes.count, by: equals.count) else { return nil }
                 prefixes.extend(by: equals)
             } else {
                 guard before == field - 1, let pageEnd = spec.pageEnd else { return nil }
