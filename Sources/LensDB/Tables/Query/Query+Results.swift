@@ -417,7 +417,11 @@ struct QueryExecution {
         // same entries, since the run bounds the order's field by value and
         // never splits a group.
         let value = key[walk.field]
-        let group = index.ranks(of: KeyRange(prefix: Array(run.prefix.prefix(walk.field)).appending(value)))
+        var prefix: [IndexValue] = []
+        prefix.reserveCapacity(walk.field + 1)
+        prefix += run.prefix.prefix(walk.field)
+        prefix.append(value)
+        let group = index.ranks(of: KeyRange(prefix: prefix))
         let into = spec.offset - (ranks.upperBound - group.upperBound)
         // A run fixed on the order's field is one group.
         guard addRows(at: group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
