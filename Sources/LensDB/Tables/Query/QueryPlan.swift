@@ -336,13 +336,14 @@ final class QueryPlanner {
     /// merged walk merges.
     private static var maxRanges: Int { 64 }
 
-    /// Whether `count` ranges (or runs), each followed by one of `values`
-    /// values, make more than ``maxRanges``: asked before they are made,
-    /// since two `in` lists of a thousand would make a million. One value
-    /// multiplies nothing.
+    /// Whether following each of `count` ranges (or runs) by each of
+    /// `values` values makes more than ``maxRanges``: asked before they are
+    /// made, since two `in` lists of a thousand values would make a
+    /// million. One value multiplies nothing.
     private static func multiplies(_ count: Int, by values: Int) -> Bool {
         values > 1 && count * values > maxRanges
     }
+
     /// Starting one run of a merged walk, in entry reads: a descent.
     private static var seekCost: Double { 8 }
 
