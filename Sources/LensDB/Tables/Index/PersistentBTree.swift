@@ -711,10 +711,8 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     private func remade(capacity: Int, moving: Bool) -> BTreeNode {
         // A copy retains each child or row: their loads start first, to
         // overlap the new node's allocation and the keys' copy.
-        if !moving && !isLeaf {
-            loadChildrenAhead()
-        } else if !moving && Self.keepsValues {
-            loadValueObjectsAhead()
+        if !moving {
+            if isLeaf { loadValueObjectsAhead() } else { loadChildrenAhead() }
         }
         let node = Self.make(isLeaf: isLeaf, capacity: capacity)
         let count = count
