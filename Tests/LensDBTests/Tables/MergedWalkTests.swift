@@ -206,6 +206,17 @@ import Testing
                 if offset == 40 { #expect(query.explain().contains("walk index people.city+age+score"), "\(query.explain())") }
             }
         }
+        // A run that fixes the order's field too (`score == 0`, the group
+        // of 200) is one group: an offset deep into it, and paging after
+        // one of its entities, page by identifier as a naive sort does.
+        let zero = matches.filter { $0.score == 0 }.map(\.id).sorted()
+        let fixed = people.query.filter(\.city == "Lyon" && \.age == 25 && \.score == 0).sorted(by: \.score, .descending)
+        #expect(fixed.limit(1).explain().contains("walk index people.city+age+score"), "\(fixed.limit(1).explain())")
+        for offset in [0, 60, 150, 195] {
+            #expect(try fixed.offset(offset).limit(7).all().map(\.id) == Array(zero.dropFirst(offset).prefix(7)), "offset \(offset)")
+        }
+        let after = everyone.first { $0.id == zero[120] }!
+        #expect(try fixed.after(after).limit(7).all().map(\.id) == Array(zero[121..<128]))
     }
 
     /// The plan for the W5 shape names the runs it merges, and a small

@@ -285,7 +285,7 @@ struct QueryExecution {
         // query's order, so the entity's own prefix does not count).
         let starts = page.after.map { after -> [[IndexValue]] in
             let value = index.definition.key(after.row)[walk.field]
-            return walk.runs.map { $0.prefix.count == walk.field ? $0.prefix.appending(value) : $0.prefix }
+            return walk.runs.map { $0.prefix(atField: walk.field, equalTo: value) }
         }
         if walk.runs.count == 1 {
             index.forEach(in: walk.runs[0], descending: walk.descending, startingAt: starts?[0], visit)
@@ -417,11 +417,7 @@ struct QueryExecution {
         // same entries, since the run bounds the order's field by value and
         // never splits a group.
         let value = key[walk.field]
-        var prefix: [IndexValue] = []
-        prefix.reserveCapacity(walk.field + 1)
-        prefix += run.prefix.prefix(walk.field)
-        prefix.append(value)
-        let group = index.ranks(of: KeyRange(prefix: prefix))
+        let group = index.ranks(of: KeyRange(prefix: run.prefix(atField: walk.field, equalTo: value)))
         let into = spec.offset - (ranks.upperBound - group.upperBound)
         // A run fixed on the order's field is one group.
         guard addRows(at: group.lowerBound + into..<group.upperBound), run.prefix.count == walk.field else { return nil }
@@ -685,5 +681,14 @@ extension QueryPlan {
             + (weighed.count > 1 ? " over " + weighed.dropFirst().joined(separator: ", ") : "")
             + (reused ? ", the way an earlier query of this shape chose (no other way weighed)" : ""))
         return lines.joined(separator: "\n")
+    }
+}
+
+extension KeyRange {
+    /// The prefix of a walk's run with `value` on the order's field (at
+    /// `field`, after the run's equalities); the run's own prefix when an
+    /// equality fixes that field already, whose value then stands.
+    fileprivate func prefix(atField field: Int, equalTo value: IndexValue) -> [IndexValue] {
+        prefix.count == field ? prefix.appending(value) : prefix
     }
 }
