@@ -770,10 +770,6 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
         .passUnretained(childSlots[childIndex(for: key)])
     }
 
-    /// Whether a replacing key is stored in place of the equal one there
-    /// (see ``WholeEntryKey``).
-    private static var keyIsEntry: Bool { Key.self is any WholeEntryKey.Type }
-
     /// Inserts into the subtree at `node`, made unique on the way down;
     /// returns the value replaced, the node's new right sibling when it
     /// split, and whether its first key changed.
@@ -783,10 +779,10 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
             let index = node.keys.lowerBound(of: key)
             if index < node.count && node.keySlots[index] == key {
                 makeUnique(&node, room: 0)
-                if keyIsEntry { node.keySlots[index] = key }
+                if Key.isWholeEntry { node.keySlots[index] = key }
                 let old = node.value(at: index)
                 if keepsValues { node.valueSlots[index] = value }
-                return (old, nil, keyIsEntry && index == 0)
+                return (old, nil, Key.isWholeEntry && index == 0)
             }
             makeUnique(&node, room: 1)
             node.insert(key, value, at: index)
@@ -932,9 +928,17 @@ protocol BTreeKey: Comparable, Sendable {
     /// each destroyed exactly once, and left uninitialized, as
     /// `keys.deinitialize(count: count)` would leave them.
     static func destroy(_ keys: UnsafeMutablePointer<Self>, count: Int)
+
+    /// Whether the key is a whole entry (``WholeEntryKey``). A requirement,
+    /// not a cast: code compiled for the key type reads a constant, where
+    /// `is any WholeEntryKey.Type` asked the runtime's conformance table on
+    /// every put that replaced an equal key.
+    static var isWholeEntry: Bool { get }
 }
 
 extension BTreeKey {
+    static var isWholeEntry: Bool { false }
+
     // One key at a time: `deinitialize(count:)` hands the whole run to the
     // runtime, which destroys each key through its value witness.
     static func destroy(_ keys: UnsafeMutablePointer<Self>, count: Int) {
@@ -952,7 +956,11 @@ extension IndexValue: BTreeKey {}
 /// every separator is the very key of its child's first entry. A tree of
 /// other keys keeps the key it holds, so that a copied leaf goes on
 /// sharing its keys with the version it came from.
-protocol WholeEntryKey {}
+protocol WholeEntryKey: BTreeKey {}
+
+extension WholeEntryKey {
+    static var isWholeEntry: Bool { true }
+}
 
 extension RandomAccessCollection where Index == Int, Element: Comparable {
     /// The first index whose element is not less than `key`.
