@@ -76,14 +76,16 @@ let tableProfileWorkload = Workload(
         let (store, people) = try openLensPeople(path.path)
         var random = SystemRandomNumberGenerator()
         var cpu: [Double] = []
-        for round in 1...5 {
+        // LENSDB_PROFILE_ROUNDS runs more, so that a profile is mostly updates.
+        let rounds = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_ROUNDS"] ?? "") ?? 5
+        for round in 1...rounds {
             let updates = (0..<10_000).map { _ in BenchPerson.make(Int64.random(in: 1...100_000, using: &random), version: 100 + round) }
             let (start, startCPU) = (now(), processCPU())
             try store.write { tx in try tx[people].put(updates) }
             cpu.append(processCPU() - startCPU)
             print(String(format: "10k updates in one transaction: %.3f s (CPU %.3f s)", now() - start, cpu.last!))
         }
-        print(String(format: "CPU per 10k updates, median of 5: %.4f s", median(cpu)))
+        print(String(format: "CPU per 10k updates, median of %d: %.4f s", rounds, median(cpu)))
         store.close()
         return
     }
