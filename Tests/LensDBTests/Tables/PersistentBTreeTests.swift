@@ -98,11 +98,6 @@ extension Int: BTreeKey {}
         static func == (a: Self, b: Self) -> Bool { a.key == b.key }
     }
 
-    /// In a tree without values, a replacement stores the new entry, and
-    /// every separator above it follows, as an index's must (a separator
-    /// left pointing at a replaced row would read freed memory). A removal
-    /// of an absent entry by ``PersistentBTree/removeValue(forPresentKey:)``
-    /// changes nothing. Old versions keep their own entries.
     /// Trees built from sorted entries, at the sizes where a leaf or an
     /// inner level fills up, keep every invariant, rank and entry, take
     /// changes afterwards, and a small one takes no more room than the same
@@ -137,6 +132,19 @@ extension Int: BTreeKey {}
         }
     }
 
+    /// Index entries are whole entries, which a replacement stores in
+    /// place of the equal one; a table's integer keys and plain values are
+    /// not, so a copied leaf keeps sharing its keys.
+    @Test func indexEntriesAndOnlyThemAreWholeEntries() {
+        #expect(OneFieldEntry.isWholeEntry && TwoFieldEntry.isWholeEntry && ThreeFieldEntry.isWholeEntry && Tagged.isWholeEntry)
+        #expect(!Int64.isWholeEntry && !IndexValue.isWholeEntry && !Int.isWholeEntry)
+    }
+
+    /// In a tree without values, a replacement stores the new entry, and
+    /// every separator above it follows, as an index's must (a separator
+    /// left pointing at a replaced row would read freed memory). A removal
+    /// of an absent entry by ``PersistentBTree/removeValue(forPresentKey:)``
+    /// changes nothing. Old versions keep their own entries.
     @Test func replacedEntriesAndTheirSeparatorsAreTheNewOnes() throws {
         var random = SeededGenerator.fromEnvironment("persistentBTreeTagged")
         var tree = PersistentBTree<Tagged, EntryMark>()
