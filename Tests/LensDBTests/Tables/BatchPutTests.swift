@@ -171,7 +171,8 @@ import Testing
     /// order: the table's declaration before its first put, when a batch
     /// goes into a new table, refills one it emptied, or starts with
     /// entities it leaves unchanged; and with duplicates, and on every core
-    /// (9,000 entities are encoded ahead). Replay would take a put before
+    /// (9,000 entities are encoded ahead, with their rows and keys when
+    /// they change a filled table). Replay would take a put before
     /// its declaration, so only the record shows the order.
     @Test func aBatchLogsWhatPutsOneAtATimeLog() throws {
         func tagged(_ ids: [Int64], score: Double = 1) -> [Tagged] {
@@ -183,6 +184,7 @@ import Testing
             ("first entities unchanged", tagged([1, 2, 3]), [], tagged([1, 2]) + tagged([3, 4], score: 2)),
             ("with duplicates", tagged([1]), [], tagged([2, 1, 2], score: 3)),
             ("encoded ahead, refilling", tagged([1]), [1], tagged(Array(1...9_000))),
+            ("encoded ahead, into a filled table", tagged(Array(1...3_000)), [], tagged(Array((1...9_000).reversed()), score: 2)),
         ]
         for scenario in scenarios {
             var records: [[UInt8]] = []
@@ -275,6 +277,67 @@ import Testing
         #expect(Self.orders(inBatch, in: batched) == Self.orders(oneByOne, in: single))
         let bytes = { (store: Store) in store.current.entries(in: "tagged").mapValues { try? $0.bytes() } }
         #expect(bytes(batched) == bytes(single))
+    }
+
+    /// Every row a batch changes carries the LSN of the commit that put it,
+    /// and every row it leaves unchanged keeps its own: consistency and
+    /// live queries tell an entity's versions apart by it. Whether the
+    /// batch loads an empty table or changes a filled one, and whether its
+    /// rows were made as it staged them or ahead, with their encodings.
+    @Test func aBatchStampsTheRowsItChangesWithItsCommit() throws {
+        func tagged(_ ids: [Int64], email: String) -> [Tagged] {
+            ids.map { Tagged(id: $0, tag: "t\($0 % 3)", score: Double($0 % 7), group: Int($0 % 5), email: "\(email)\($0)") }
+        }
+        for aheadFrom in [1, Int.max] {
+            let store = try tableStore()
+            let table = try store.table(Tagged.self, named: "tagged", indexes: Tagged.indexes)
+            var stamps: [Int64: UInt64] = [:]
+            let batches = [
+                tagged(Array(1...300), email: "a"), // a load
+                tagged(Array((150...450).reversed()), email: "b"), // changes and new entities
+                tagged(Array(100...200), email: "b") + tagged(Array(300...320), email: "c"), // some unchanged
+            ]
+            for (round, batch) in batches.enumerated() {
+                let unchanged = Set(batch.filter { table[$0.id] == $0 }.map(\.id))
+                try store.write { tx in try tx[table].put(batch, encodingAheadFrom: aheadFrom) }
+                let lsn = store.current.lsn
+                for entity in batch where !unchanged.contains(entity.id) { stamps[entity.id] = lsn }
+                let storage = table.storage(in: store.current)
+                let wrong = stamps.filter { id, stamp in storage.row(.int(id))?.lsn != stamp }.keys.sorted()
+                #expect(wrong.first == nil, "encoded ahead from \(aheadFrom), batch \(round): \(wrong.count) rows carry another LSN")
+                #expect(round < 2 || !unchanged.isEmpty, "the last batch leaves some entities unchanged")
+            }
+        }
+    }
+
+    /// A batch throws at its first identifier that is not in NFC, with the
+    /// entities before it in the transaction and none after, whether the
+    /// rows were made as it staged them or ahead (where a row is made only
+    /// for an identifier the put accepts), into a filled table or an empty one.
+    @Test func aBatchThrowsAtItsFirstIdentifierNotInNFC() throws {
+        struct Tag: Entity, Equatable {
+            var id: String
+            var uses: Int
+        }
+        let decomposed = "caf" + "e\u{301}"
+        for aheadFrom in [1, Int.max] {
+            for filled in [true, false] {
+                let store = try tableStore()
+                let tags = try store.table(Tag.self, named: "tags")
+                if filled { try tags.put((0..<40).map { Tag(id: "t\($0)", uses: 0) }) }
+                var batch = (0..<60).map { Tag(id: "t\($0)", uses: 1) }
+                batch[35] = Tag(id: decomposed, uses: 1)
+                try store.write { tx in
+                    #expect(throws: TableError.identifierNotNormalized(table: "tags", id: decomposed)) {
+                        try tx[tags].put(batch, encodingAheadFrom: aheadFrom)
+                    }
+                    let put = tx[tags].all()
+                    #expect(put.count == (filled ? 40 : 35), "ahead from \(aheadFrom), filled \(filled)")
+                    #expect(put.filter { $0.uses == 1 }.map(\.id).sorted() == batch[..<35].map(\.id).sorted(), "ahead from \(aheadFrom), filled \(filled)")
+                }
+                try store.checkInvariants()
+            }
+        }
     }
 
     @Test func aUniqueViolationMidBatchLeavesTheIndexesOfTheEntitiesBefore() throws {
