@@ -67,8 +67,9 @@ public struct TableTransaction<T: Entity> {
     /// threads would each have at least `smallest` of them (tests encode
     /// small batches ahead).
     mutating func put(_ entities: [T], encodingAheadFrom smallest: Int) throws {
-        let encodings = Self.encodings(of: entities, smallest: smallest)
         var storage = takeStorage()
+        let loads = storage.rows.isEmpty && storage.quarantine.isEmpty
+        let encodings = Self.encodings(of: entities, smallest: smallest, rows: loads ? nil : (storage.schema, transaction.state.lsn + 1))
         var deferred: [IndexChange] = []
         deferred.reserveCapacity(entities.count)
         transaction.reserve(entities.count + 1)
@@ -77,7 +78,7 @@ public struct TableTransaction<T: Entity> {
         // a list, which becomes the row tree at once instead of a descent
         // per entity. The first identifier out of order ends the load: the
         // rows so far become the tree, and the rest are put into it.
-        var loading: [RowObject]? = storage.rows.isEmpty && storage.quarantine.isEmpty ? [] : nil
+        var loading: [RowObject]? = loads ? [] : nil
         var completed = false
         defer {
             // What a throw leaves unstaged need not be encoded.
@@ -93,11 +94,14 @@ public struct TableTransaction<T: Entity> {
         var declared = false
         // By place: `enumerated()` would copy each entity, retaining its fields.
         for place in entities.indices {
-            let id = try identifier(of: entities[place].id)
-            if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
             // Each encoding is moved out: the slots freed at the batch's end
             // then hold none to release, a cache miss each.
-            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encodings?.take(place), in: storage) else { continue }
+            let encoded = encodings?.take(place)
+            // A row made ahead has an identifier the put accepts; any other
+            // is checked here, so that its throw comes in order.
+            let id = try (try? encoded?.get())?.made?.row.id ?? identifier(of: entities[place].id)
+            if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
+            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encoded, in: storage) else { continue }
             if !declared {
                 transaction.declare(storage.encoding, forTable: table.name)
                 declared = true
@@ -112,8 +116,11 @@ public struct TableTransaction<T: Entity> {
         completed = true
     }
 
-    /// An entity's encoding and its summary, or what encoding it threw.
-    private typealias Encoded = Result<(bytes: [UInt8], summary: EncodingSummary), any Error>
+    /// An entity's encoding and its summary, with the row and key a put of
+    /// it stages when they were made ahead, or what encoding it threw.
+    private typealias Encoded = Result<
+        (bytes: [UInt8], summary: EncodingSummary, made: (row: RowObject, key: [UInt8])?), any Error
+    >
 
     /// The encodings of `entities`, made ahead on another thread while the
     /// put stages them in order, each taken out as it is staged; nil for a
@@ -125,11 +132,28 @@ public struct TableTransaction<T: Entity> {
     /// thread encodes those after it. When staging is the quicker (a load
     /// into an empty table), the put encodes chunks no thread has begun
     /// rather than wait, so both threads encode.
-    private static func encodings(of entities: [T], smallest: Int) -> MadeInOrder<Encoded>? {
+    ///
+    /// The other thread makes each entity's row (its box, stamped `lsn`)
+    /// and key bytes (by `schema`) too, which depend on the entity alone,
+    /// when its identifier is one a put accepts: staging, the slower of
+    /// the two in a batch of updates, then only finds and replaces. A put
+    /// that changes nothing drops the row made for it.
+    private static func encodings(
+        of entities: [T], smallest: Int, rows: (schema: TableSchema, lsn: UInt64)?
+    ) -> MadeInOrder<Encoded>? {
         // Worth the other thread when each of two would have `smallest`.
         guard Parallel.threads > 1, entities.count / 2 >= max(1, smallest) else { return nil }
         return MadeInOrder(count: entities.count, chunk: min(smallest, Self.encodedTogether)) { place in
-            Result { try ValueEncoder().encode(entities[place]) }.map { (bytes: $0, summary: EncodingSummary($0)) }
+            Result {
+                let bytes = try ValueEncoder().encode(entities[place])
+                let summary = EncodingSummary(bytes)
+                let made = rows.flatMap { rows in
+                    (try? acceptedIdentifier(entities[place].id)).map { id -> (row: RowObject, key: [UInt8]) in
+                        (RowBox(entities[place], id: id, lsn: rows.lsn, encoding: summary), rows.schema.keyBytes(of: id))
+                    }
+                }
+                return (bytes: bytes, summary: summary, made: made)
+            }
         }
     }
 
@@ -140,23 +164,24 @@ public struct TableTransaction<T: Entity> {
     /// The row, key and encoding a put of `entity` writes; nil when the
     /// stored entity encodes the same, so the put changes nothing. `id` is
     /// its identifier as stored (``identifier(of:)``); `encoded` is its
-    /// encoding when that was made ahead.
+    /// encoding when that was made ahead, with its row and key when those were.
     private func staged(
         _ entity: T, id: IndexValue, encoded: Encoded? = nil, in storage: TableStorage
     ) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
-        let key = storage.schema.keyBytes(of: id)
+        let made = try? encoded?.get().made
+        let key = made?.key ?? storage.schema.keyBytes(of: id)
         // Most tables quarantine nothing: then the key is not hashed.
         if !storage.quarantine.isEmpty, storage.quarantine[key] != nil {
             throw TableError.quarantined(table: table.name, id: "\(entity.id)")
         }
         let encoder = ValueEncoder()
-        let (bytes, encoding) = try encoded?.get() ?? {
+        let (bytes, encoding) = try encoded.map { try $0.get() }.map { ($0.bytes, $0.summary) } ?? {
             let bytes = try encoder.encode(entity)
             return (bytes, EncodingSummary(bytes))
         }()
         // Only an equal hash needs the stored entity encoded again to be sure.
         if let old = storage.row(id), old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return nil }
-        let row = RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)
+        let row = made?.row ?? RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)
         for index in storage.indexes {
             if let key = index.conflict(with: row) {
                 throw TableError.uniqueViolation(index: "\(table.name).\(index.definition.name)", value: key.description)
@@ -193,10 +218,16 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        // Checked on what is stored: a string identifier, however it was given.
+        try Self.acceptedIdentifier(id, table: table.name)
+    }
+
+    /// `id` as stored, if a put accepts it: checked on what is stored, a
+    /// string identifier however it was given. `table` names the table in
+    /// the error.
+    private static func acceptedIdentifier(_ id: T.ID, table: String = "") throws -> IndexValue {
         let value = try identifierValue(id)
         if case let .string(text) = value, !IndexValue.isNFC(text) {
-            throw TableError.identifierNotNormalized(table: table.name, id: text)
+            throw TableError.identifierNotNormalized(table: table, id: text)
         }
         return value
     }
