@@ -94,14 +94,11 @@ public struct TableTransaction<T: Entity> {
         var declared = false
         // By place: `enumerated()` would copy each entity, retaining its fields.
         for place in entities.indices {
+            let id = try identifier(of: entities[place].id)
+            if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
             // Each encoding is moved out: the slots freed at the batch's end
             // then hold none to release, a cache miss each.
-            let encoded = encodings?.take(place)
-            // A row made ahead has an identifier the put accepts; any other
-            // is checked here, so that its throw comes in order.
-            let id = try (try? encoded?.get())?.made?.row.id ?? identifier(of: entities[place].id)
-            if let last = loading?.last, !(last.id < id) { storage.load(loading.take()!) }
-            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encoded, in: storage) else { continue }
+            guard let (row, key, bytes) = try staged(entities[place], id: id, encoded: encodings?.take(place), in: storage) else { continue }
             if !declared {
                 transaction.declare(storage.encoding, forTable: table.name)
                 declared = true
@@ -134,10 +131,11 @@ public struct TableTransaction<T: Entity> {
     /// rather than wait, so both threads encode.
     ///
     /// The other thread makes each entity's row (its box, stamped `lsn`)
-    /// and key bytes (by `schema`) too, which depend on the entity alone,
-    /// when its identifier is one a put accepts: staging, the slower of
-    /// the two in a batch of updates, then only finds and replaces. A put
-    /// that changes nothing drops the row made for it.
+    /// and key bytes (by `schema`) too, which depend on the entity alone:
+    /// staging, the slower of the two in a batch of updates, then only
+    /// finds and replaces. The put checks each identifier itself, in order,
+    /// before it takes the row made for it; a put that changes nothing, or
+    /// throws, drops that row.
     private static func encodings(
         of entities: [T], smallest: Int, rows: (schema: TableSchema, lsn: UInt64)?
     ) -> MadeInOrder<Encoded>? {
@@ -148,7 +146,7 @@ public struct TableTransaction<T: Entity> {
                 let bytes = try ValueEncoder().encode(entities[place])
                 let summary = EncodingSummary(bytes)
                 let made = rows.flatMap { rows in
-                    (try? acceptedIdentifier(entities[place].id)).map { id -> (row: RowObject, key: [UInt8]) in
+                    (try? identifierValue(entities[place].id)).map { id -> (row: RowObject, key: [UInt8]) in
                         (RowBox(entities[place], id: id, lsn: rows.lsn, encoding: summary), rows.schema.keyBytes(of: id))
                     }
                 }
@@ -168,17 +166,23 @@ public struct TableTransaction<T: Entity> {
     private func staged(
         _ entity: T, id: IndexValue, encoded: Encoded? = nil, in storage: TableStorage
     ) throws -> (row: RowObject, key: [UInt8], bytes: [UInt8])? {
-        let made = try? encoded?.get().made
+        let ahead = try? encoded?.get()
+        let made = ahead?.made
         let key = made?.key ?? storage.schema.keyBytes(of: id)
         // Most tables quarantine nothing: then the key is not hashed.
         if !storage.quarantine.isEmpty, storage.quarantine[key] != nil {
             throw TableError.quarantined(table: table.name, id: "\(entity.id)")
         }
         let encoder = ValueEncoder()
-        let (bytes, encoding) = try encoded.map { try $0.get() }.map { ($0.bytes, $0.summary) } ?? {
-            let bytes = try encoder.encode(entity)
-            return (bytes, EncodingSummary(bytes))
-        }()
+        let (bytes, encoding): ([UInt8], EncodingSummary)
+        if let ahead {
+            (bytes, encoding) = (ahead.bytes, ahead.summary)
+        } else {
+            // What encoding ahead threw, thrown after the checks before it.
+            _ = try encoded?.get()
+            bytes = try encoder.encode(entity)
+            encoding = EncodingSummary(bytes)
+        }
         // Only an equal hash needs the stored entity encoded again to be sure.
         if let old = storage.row(id), old.encodingHash == encoding.hash, try encoder.encode(Table<T>.entity(old)) == bytes { return nil }
         let row = made?.row ?? RowBox(entity, id: id, lsn: transaction.state.lsn + 1, encoding: encoding)
@@ -218,16 +222,10 @@ public struct TableTransaction<T: Entity> {
     }
 
     private func identifier(of id: T.ID) throws -> IndexValue {
-        try Self.acceptedIdentifier(id, table: table.name)
-    }
-
-    /// `id` as stored, if a put accepts it: checked on what is stored, a
-    /// string identifier however it was given. `table` names the table in
-    /// the error.
-    private static func acceptedIdentifier(_ id: T.ID, table: String = "") throws -> IndexValue {
+        // Checked on what is stored: a string identifier, however it was given.
         let value = try identifierValue(id)
         if case let .string(text) = value, !IndexValue.isNFC(text) {
-            throw TableError.identifierNotNormalized(table: table, id: text)
+            throw TableError.identifierNotNormalized(table: table.name, id: text)
         }
         return value
     }
