@@ -71,7 +71,7 @@ extension Store {
             published.withLock { swap(&$0, &replaced) }
             // The bytes the table held are freed on the reclaimer's thread,
             // while the program goes on with its table.
-            Self.reclaim(&replaced)
+            Self.reclaim(&replaced, leaving: StoreState())
             register(table: name, for: T.self)
             return Table(store: self, name: name, indexes: indexes)
         }
