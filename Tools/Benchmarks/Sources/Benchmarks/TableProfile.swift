@@ -78,8 +78,13 @@ let tableProfileWorkload = Workload(
         var cpu: [Double] = []
         // LENSDB_PROFILE_ROUNDS runs more, so that a profile is mostly updates.
         let rounds = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_ROUNDS"] ?? "") ?? 5
+        // LENSDB_PROFILE_SETTLE=1 starts each round with the process quiet,
+        // as W7's turns start: otherwise a round shares the cores with the
+        // freeing of what the round before replaced.
+        let settles = ProcessInfo.processInfo.environment["LENSDB_PROFILE_SETTLE"] == "1"
         for round in 1...rounds {
             let updates = (0..<10_000).map { _ in BenchPerson.make(Int64.random(in: 1...100_000, using: &random), version: 100 + round) }
+            if settles { settle() }
             let (start, startCPU) = (now(), processCPU())
             try store.write { tx in try tx[people].put(updates) }
             cpu.append(processCPU() - startCPU)
