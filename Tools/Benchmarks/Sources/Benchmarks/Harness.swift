@@ -21,6 +21,12 @@ private func seconds(of clock: clockid_t) -> Double {
     return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }
 
+/// The integer in the environment variable `name`, or `fallback` when it
+/// is unset or not an integer: how a workload takes a size or a count.
+func environmentInt(_ name: String, default fallback: Int) -> Int {
+    Int(ProcessInfo.processInfo.environment[name] ?? "") ?? fallback
+}
+
 /// Waits until the process is quiet: until a 20 ms slice in which all its
 /// threads together used under 2 ms of CPU, or `limit` seconds. Work a
 /// turn leaves running in the background (LensDB frees the version a large

@@ -10,7 +10,7 @@ let recoveryMemoryWorkload = Workload(
     name: "recovery-memory",
     summary: "peak RSS of open, verify and dump above the state, for a store whose log is 1 GiB"
 ) {
-    let mib = Int(ProcessInfo.processInfo.environment["LENSDB_BENCH_LOG_MIB"] ?? "") ?? 1024
+    let mib = environmentInt("LENSDB_BENCH_LOG_MIB", default: 1024)
     let path = NSTemporaryDirectory() + "lensdb-bench-recovery-\(getpid()).lensdb"
     defer { try? FileManager.default.removeItem(atPath: path) }
     let started = now()

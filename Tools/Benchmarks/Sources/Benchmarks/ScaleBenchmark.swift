@@ -13,7 +13,7 @@ let scaleWorkload = Workload(
     name: "scale",
     summary: "open, compaction, peak RSS and commit latency of a 10M-entry store"
 ) {
-    let entries = Int(ProcessInfo.processInfo.environment["LENSDB_BENCH_SCALE_ENTRIES"] ?? "") ?? 10_000_000
+    let entries = environmentInt("LENSDB_BENCH_SCALE_ENTRIES", default: 10_000_000)
     let path = NSTemporaryDirectory() + "lensdb-bench-scale-\(getpid()).lensdb"
     defer { try? FileManager.default.removeItem(atPath: path) }
     let started = now()

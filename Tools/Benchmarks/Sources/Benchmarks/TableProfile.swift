@@ -13,7 +13,7 @@ let tableProfileWorkload = Workload(
     let path = BenchPath("profile")
     defer { path.remove() }
     // LENSDB_PROFILE_PEOPLE sets another size, for `queries` or the opens at 10k or 1M.
-    let count = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_PEOPLE"] ?? "") ?? 100_000
+    let count = environmentInt("LENSDB_PROFILE_PEOPLE", default: 100_000)
     if CommandLine.arguments.contains("inserts") {
         // W1's typed side alone, twelve times, each into a new store.
         let people = (1...count).map { BenchPerson.make(Int64($0)) }
@@ -77,7 +77,7 @@ let tableProfileWorkload = Workload(
         var random = SystemRandomNumberGenerator()
         var cpu: [Double] = []
         // LENSDB_PROFILE_ROUNDS runs more, so that a profile is mostly updates.
-        let rounds = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_ROUNDS"] ?? "") ?? 5
+        let rounds = environmentInt("LENSDB_PROFILE_ROUNDS", default: 5)
         // LENSDB_PROFILE_SETTLE=1 starts each round with the process quiet,
         // as W7's turns start: otherwise a round shares the cores with the
         // freeing of what the round before replaced.
@@ -167,9 +167,9 @@ let tableProfileWorkload = Workload(
         let (store, people) = try openLensPeople(path.path)
         var found = 0
         let queryStart = now()
-        let queries = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_QUERIES"] ?? "") ?? 20000
+        let queries = environmentInt("LENSDB_PROFILE_QUERIES", default: 20000)
         // LENSDB_PROFILE_OFFSET pages deeper than W5's 40.
-        let offset = Int(ProcessInfo.processInfo.environment["LENSDB_PROFILE_OFFSET"] ?? "") ?? 40
+        let offset = environmentInt("LENSDB_PROFILE_OFFSET", default: 40)
         for count in 0..<queries {
             let age = 18 + count % 57, city = "City \(count % 100)"
             let ages: Filter<BenchPerson> = \.age >= age && \.age <= age + 5
