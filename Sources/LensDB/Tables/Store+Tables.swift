@@ -422,6 +422,19 @@ extension IndexedKey: FieldedKey {
     static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool { a < b }
 }
 
+/// A value as a key of one field: identifiers sort as such, 24 bytes each
+/// where an ``IndexedKey`` takes 72.
+extension IndexValue: FieldedKey {
+    var fieldCount: Int { 1 }
+
+    func field(_ position: Int) -> IndexValue {
+        assert(position == 0, "field \(position) of a one-field key")
+        return self
+    }
+
+    static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool { a < b }
+}
+
 /// The positions of index keys in ascending order, equal keys by position,
 /// as an index is built: ties stay in the order the rows came in.
 func sortedPermutation<Key: FieldedKey>(_ keys: [Key]) -> [Int] {

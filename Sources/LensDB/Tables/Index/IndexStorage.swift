@@ -221,7 +221,7 @@ struct IndexBatch {
         // A bulk load comes in identifier order already; updates need not.
         let id = { (row: Unmanaged<RowObject>) in row._withUnsafeGuaranteedRef(\.id) }
         if !arriving.indices.dropFirst().allSatisfy({ id(arriving[$0 - 1]) < id(arriving[$0]) }) {
-            arriving = sortedPermutation(arriving.map { IndexedKey.one(id($0)) }).map { arriving[$0] }
+            arriving = sortedPermutation(arriving.map(id)).map { arriving[$0] }
         }
         self.leaving = leaving
         self.arriving = arriving
