@@ -81,8 +81,9 @@ extension Store {
             // otherwise the record takes them, and frees each once written
             // (a record made ahead has its bytes already: its operations
             // are freed below, at the end of this block or, when many, on
-            // the reclaimer's thread). No observer can be added while this lock is held; one removed
-            // meanwhile only leaves the feed operations nobody reads.
+            // the reclaimer's thread). No observer can be added while this
+            // lock is held; one removed meanwhile only leaves the feed
+            // operations nobody reads.
             let observed = commitFeed.isObserved
             let operationCount = transaction.operationCount, operationBytes = split == nil ? transaction.operationBytes : nil
             // A record a batch had made ahead, continued with what came after it.
