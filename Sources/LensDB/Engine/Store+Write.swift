@@ -226,24 +226,67 @@ extension Store {
     /// dropped: one serial queue for every store, below the program's own
     /// work. A version a reader still holds lives on; the nodes only it
     /// held are freed there.
-    private static let reclaimer = DispatchQueue(label: "LensDB.reclaim", qos: .utility)
+    private static let reclaimer = Reclaimer(label: "LensDB.reclaim", waitingAtMost: 4)
     /// The operations from which a commit's replaced version, and its
     /// operations when its record was made ahead, are freed on the
     /// reclaimer's thread.
     static let reclaimedAsideFrom = 256
 
     /// Drops `value` (a replaced version, or a commit's operations) on the
-    /// reclaimer's thread instead of this one, leaving `empty` in its
-    /// place. The value travels as an unmanaged reference owned by the
-    /// block alone: a local reference released after the block ran would
-    /// free it here after all.
+    /// reclaimer's thread: ``Reclaimer/reclaim(_:leaving:)``.
     static func reclaim<Value: Sendable>(_ value: inout Value, leaving empty: Value) {
-        let token = Unmanaged.passRetained(Reclaimed(value))
-        value = empty
-        reclaimer.async { token.release() }
+        reclaimer.reclaim(&value, leaving: empty)
+    }
+}
+
+/// A thread where values are freed, off the threads that drop them.
+final class Reclaimer: Sendable {
+    private let queue: DispatchQueue
+    /// How many values may wait for the queue at once. Past that,
+    /// ``reclaim(_:leaving:)`` frees the value on the caller's thread: a
+    /// program whose large commits come faster than the queue frees what
+    /// they replace (it runs below the program's own work) then holds at
+    /// most this many of them besides its own, instead of a backlog that
+    /// grows without bound.
+    let waitingAtMost: Int
+    /// The values handed to the queue and not yet freed there.
+    private let waiting = Locked(0)
+
+    init(label: String, waitingAtMost: Int) {
+        queue = DispatchQueue(label: label, qos: .utility)
+        self.waitingAtMost = waitingAtMost
     }
 
-    /// A value on its way to the reclaimer.
+    /// Drops `value` on the queue's thread instead of this one, leaving
+    /// `empty` in its place; or here, before returning, when
+    /// ``waitingAtMost`` values already wait for that thread. The value
+    /// travels as an unmanaged reference owned by the block alone: a local
+    /// reference released after the block ran would free it here after all.
+    func reclaim<Value: Sendable>(_ value: inout Value, leaving empty: Value) {
+        let queued = waiting.withLock { waiting in
+            guard waiting < waitingAtMost else { return false }
+            waiting += 1
+            return true
+        }
+        guard queued else {
+            value = empty
+            return
+        }
+        let token = Unmanaged.passRetained(Reclaimed(value))
+        value = empty
+        queue.async { [waiting] in
+            token.release()
+            waiting.withLock { $0 -= 1 }
+        }
+    }
+
+    /// Runs `body` on the queue's thread once every value handed over
+    /// before has been freed.
+    func afterWaiting(_ body: @escaping @Sendable () -> Void) {
+        queue.async(execute: body)
+    }
+
+    /// A value on its way to the queue.
     private final class Reclaimed<Value: Sendable>: Sendable {
         let value: Value
         init(_ value: Value) { self.value = value }
