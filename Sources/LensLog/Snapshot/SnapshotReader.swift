@@ -255,12 +255,21 @@ public struct SnapshotFile: Sendable {
         }
         guard crc == bytes.littleEndian(at: offset + 12, as: UInt32.self) else { throw bad }
         let size = SnapshotFormat.chunkHeaderSize + stored
-        var contents = Array(bytes[start..<(start + stored)])
-        if let opening {
-            guard flags.contains(.sealed) else { throw .authenticationFailed(file: path, offset: Int64(offset)) }
-            contents = try open(contents, chunkHeader: bytes[offset..<start], opening, path: path, offset: offset)
+        guard let opening else {
+            // Expanded straight from the file's bytes, not from a copy of them.
+            let contents = bytes.withUnsafeBytes { all in
+                Result { () throws(SnapshotError) in
+                    try unstored(UnsafeRawBufferPointer(rebasing: all[start..<(start + stored)]), raw: raw, flags: flags, bad: bad)
+                }
+            }
+            return (try contents.get(), size, flags)
         }
-        return (try unstored(contents, raw: raw, flags: flags, bad: bad), size, flags)
+        guard flags.contains(.sealed) else { throw .authenticationFailed(file: path, offset: Int64(offset)) }
+        let opened = try open(Array(bytes[start..<(start + stored)]), chunkHeader: bytes[offset..<start], opening, path: path, offset: offset)
+        let contents = opened.withUnsafeBytes { opened in
+            Result { () throws(SnapshotError) in try unstored(opened, raw: raw, flags: flags, bad: bad) }
+        }
+        return (try contents.get(), size, flags)
     }
 
     /// The plaintext of a sealed chunk.
@@ -279,13 +288,15 @@ public struct SnapshotFile: Sendable {
     }
 
     /// The item bytes of what a chunk stores: itself, or its LZ4 block expanded.
-    private static func unstored(_ stored: [UInt8], raw: Int, flags: ChunkFlags, bad: SnapshotError) throws(SnapshotError) -> [UInt8] {
+    private static func unstored(
+        _ stored: UnsafeRawBufferPointer, raw: Int, flags: ChunkFlags, bad: SnapshotError
+    ) throws(SnapshotError) -> [UInt8] {
         guard flags.contains(.lz4) else {
             guard raw == stored.count else { throw bad }
-            return stored
+            return Array(stored)
         }
         guard raw <= stored.count * LogFormat.maxCompressionRatio + 16,
-              let decompressed = stored.withUnsafeBytes({ LZ4.decompress($0, decompressedCount: raw) })
+              let decompressed = LZ4.decompress(stored, decompressedCount: raw)
         else { throw bad }
         return decompressed
     }
