@@ -128,17 +128,20 @@ extension Store {
             // batch's tens of thousands of arrays, most made on the thread
             // that encoded them. Freed at the end of this block, in the
             // writers' lock, they took 3.3 ms of a commit of 10k updates;
-            // they go to the reclaimer's thread, as replaced versions do.
+            // they leave with the commit, whose `finish` hands them to the
+            // reclaimer's thread as it does the version replaced, or frees
+            // them itself, outside the lock, when that thread is behind.
             // An observed commit's are the feed's, freed after delivery.
+            var madeAheadOperations: [[Operation]] = []
             if !observed, case .success(.some) = madeAhead, operationCount >= Self.reclaimedAsideFrom {
-                Self.reclaim(&records, leaving: [])
+                swap(&madeAheadOperations, &records)
             }
             if observed {
                 commitFeed.stage(CommittedTransaction(lsn: next.lsn, before: side.head, after: next, operations: transaction.operations))
             }
             side.head = next
             side.commits += 1
-            return (result, Commit(state: next, log: side.log, operations: operationCount))
+            return (result, Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations))
         }
     }
 
@@ -156,11 +159,15 @@ extension Store {
         /// How many operations the transaction made: how much of the
         /// version it replaces only that version holds, near enough.
         var operations = 0
+        /// The operations of a record made ahead, which nothing reads any
+        /// more, left for ``Store/finish(_:durability:)`` to free outside
+        /// the writers' lock.
+        var madeAheadOperations: [[Operation]] = []
     }
 
     /// Waits for the commit's durability outside the writers' lock, so that
     /// concurrent commits share one sync, then publishes it.
-    func finish(_ commit: Commit, durability: Durability) throws {
+    func finish(_ commit: consuming Commit, durability: Durability) throws {
         if let log = commit.log {
             do { try log.wait(for: commit.state.lsn, durability: durability) } catch { throw fail(error) }
         }
@@ -175,13 +182,15 @@ extension Store {
             return version.lsn
         }
         // The version replaced takes with it the nodes the commit copied. A
-        // large transaction's are freed on a thread of its own, not here
-        // between the commit and its caller; a small one's, a few paths,
-        // cost less to free here than waking that thread would.
-        // A commit that made a table held as its snapshot stored it into a
-        // hash map replaced that table whole, however few its operations.
+        // large transaction's go to the reclaimer's thread, not freed here
+        // between the commit and its caller (unless that thread is behind);
+        // a small one's, a few paths, cost less to free here than waking
+        // that thread would. A commit that made a table held as its
+        // snapshot stored it into a hash map replaced that table whole,
+        // however few its operations.
         let thawed = replaced.snapshotTables.count != commit.state.snapshotTables.count
         if commit.operations >= Self.reclaimedAsideFrom || thawed { Self.reclaim(&replaced, leaving: StoreState()) }
+        if !commit.madeAheadOperations.isEmpty { Self.reclaim(&commit.madeAheadOperations, leaving: []) }
         if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()
@@ -224,16 +233,18 @@ extension Store {
 extension Store {
     /// Where replaced versions, and the operations of large commits, are
     /// dropped: one serial queue for every store, below the program's own
-    /// work. A version a reader still holds lives on; the nodes only it
-    /// held are freed there.
+    /// work, which takes a few at a time (``Reclaimer/waitingAtMost``). A
+    /// version a reader still holds lives on; the nodes only it held are
+    /// freed there.
     private static let reclaimer = Reclaimer(label: "LensDB.reclaim", waitingAtMost: 4)
     /// The operations from which a commit's replaced version, and its
-    /// operations when its record was made ahead, are freed on the
-    /// reclaimer's thread.
+    /// operations when its record was made ahead, are handed to the
+    /// reclaimer.
     static let reclaimedAsideFrom = 256
 
     /// Drops `value` (a replaced version, or a commit's operations) on the
-    /// reclaimer's thread: ``Reclaimer/reclaim(_:leaving:)``.
+    /// reclaimer's thread, or here when that thread is behind:
+    /// ``Reclaimer/reclaim(_:leaving:)``.
     static func reclaim<Value: Sendable>(_ value: inout Value, leaving empty: Value) {
         reclaimer.reclaim(&value, leaving: empty)
     }

@@ -46,6 +46,14 @@ extension Store {
     ) throws -> Table<T> {
         var storesNewOrders = false
         defer { if storesNewOrders { compactInBackground() } }
+        // The state before the table's first open, with the bytes it held.
+        var replaced: StoreState?
+        defer {
+            // Freed on the reclaimer's thread while the program goes on
+            // with its table, or here, outside the writers' lock, when that
+            // thread is behind.
+            if replaced != nil { Self.reclaim(&replaced, leaving: nil) }
+        }
         return try writer.withLock { side throws -> Table<T> in
             if let opened = side.head.typed[name] {
                 guard opened.schema.entityType == ObjectIdentifier(T.self) else {
@@ -67,11 +75,9 @@ extension Store {
             side.head.snapshotTables[name] = nil
             side.head.indexOrders[name] = nil
             // The same state, held decoded: readers cannot tell the difference.
-            var replaced = side.head
-            published.withLock { swap(&$0, &replaced) }
-            // The bytes the table held are freed on the reclaimer's thread,
-            // while the program goes on with its table.
-            Self.reclaim(&replaced, leaving: StoreState())
+            var before = side.head
+            published.withLock { swap(&$0, &before) }
+            replaced = before
             register(table: name, for: T.self)
             return Table(store: self, name: name, indexes: indexes)
         }
