@@ -257,19 +257,11 @@ public struct SnapshotFile: Sendable {
         let size = SnapshotFormat.chunkHeaderSize + stored
         guard let opening else {
             // Expanded straight from the file's bytes, not from a copy of them.
-            let contents = bytes.withUnsafeBytes { all in
-                Result { () throws(SnapshotError) in
-                    try unstored(UnsafeRawBufferPointer(rebasing: all[start..<(start + stored)]), raw: raw, flags: flags, bad: bad)
-                }
-            }
-            return (try contents.get(), size, flags)
+            return (try unstored(bytes, start..<(start + stored), raw: raw, flags: flags, bad: bad), size, flags)
         }
         guard flags.contains(.sealed) else { throw .authenticationFailed(file: path, offset: Int64(offset)) }
         let opened = try open(Array(bytes[start..<(start + stored)]), chunkHeader: bytes[offset..<start], opening, path: path, offset: offset)
-        let contents = opened.withUnsafeBytes { opened in
-            Result { () throws(SnapshotError) in try unstored(opened, raw: raw, flags: flags, bad: bad) }
-        }
-        return (try contents.get(), size, flags)
+        return (try unstored(opened, opened.indices, raw: raw, flags: flags, bad: bad), size, flags)
     }
 
     /// The plaintext of a sealed chunk.
@@ -287,16 +279,19 @@ public struct SnapshotFile: Sendable {
         return opened
     }
 
-    /// The item bytes of what a chunk stores: itself, or its LZ4 block expanded.
+    /// The item bytes of what a chunk stores, `bytes[range]`: itself, or
+    /// its LZ4 block expanded.
     private static func unstored(
-        _ stored: UnsafeRawBufferPointer, raw: Int, flags: ChunkFlags, bad: SnapshotError
+        _ bytes: [UInt8], _ range: Range<Int>, raw: Int, flags: ChunkFlags, bad: SnapshotError
     ) throws(SnapshotError) -> [UInt8] {
         guard flags.contains(.lz4) else {
-            guard raw == stored.count else { throw bad }
-            return Array(stored)
+            guard raw == range.count else { throw bad }
+            return range == bytes.indices ? bytes : Array(bytes[range])
         }
-        guard raw <= stored.count * LogFormat.maxCompressionRatio + 16,
-              let decompressed = LZ4.decompress(stored, decompressedCount: raw)
+        guard raw <= range.count * LogFormat.maxCompressionRatio + 16,
+              let decompressed = bytes.withUnsafeBytes({
+                  LZ4.decompress(UnsafeRawBufferPointer(rebasing: $0[range]), decompressedCount: raw)
+              })
         else { throw bad }
         return decompressed
     }
