@@ -80,8 +80,8 @@ extension Store {
             // The feed reads the operations after the record is made;
             // otherwise the record takes them, and frees each once written
             // (a record made ahead has its bytes already: its operations
-            // are freed below, at the end of this block or, when many, on
-            // the reclaimer's thread). No observer can be added while this
+            // are freed at the end of this block or, when many, by
+            // `finish`, as below). No observer can be added while this
             // lock is held; one removed meanwhile only leaves the feed
             // operations nobody reads.
             let observed = commitFeed.isObserved
