@@ -97,8 +97,13 @@ extension Query {
     /// `\Person.id` is not equal to the generic `\T.id` (which reads
     /// through `Identifiable`), so it is recognized by its type and its
     /// name, described once per key path object (``IdentifierPaths``).
+    ///
+    /// The types are compared as the path's class reports them: a cast to
+    /// `KeyPath<T, T.ID>` asked the runtime for that type's metadata on
+    /// every term of every query.
     private static func isIdentifier(_ path: AnyKeyPath) -> Bool {
-        guard path is KeyPath<T, T.ID> else { return false }
+        let pathType = type(of: path)
+        guard pathType.rootType == T.self, pathType.valueType == T.ID.self else { return false }
         return IdentifierPaths.shared.isIdentifier(path) { "\(path)" == "\\\(T.self).id" }
     }
 }
