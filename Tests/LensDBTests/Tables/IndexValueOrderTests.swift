@@ -41,6 +41,23 @@ import Testing
         }
     }
 
+    /// A string's or bytes' prefix is its first seven bytes, big-endian,
+    /// padded with zeros, under the type's rank: read a word at a time from
+    /// eight bytes on, one at a time below.
+    @Test func aPrefixHoldsTheFirstSevenBytesAtEveryLength() {
+        let text = Array("abcdéfghijklmnopqrstuvwxyz".utf8)
+        for length in 0...20 {
+            let bytes = Array(text.prefix(length))
+            let leading = bytes.prefix(7).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } << (8 * UInt64(7 - min(length, 7)))
+            let string = String(decoding: bytes, as: UTF8.self)
+            // "é" is two bytes: a cut through it is not a string of these bytes.
+            if Array(string.utf8) == bytes {
+                #expect(IndexValue.string(string).orderPrefix == 3 << 61 | leading << 5, "\(length) bytes of text")
+            }
+            #expect(IndexValue.bytes(bytes).orderPrefix == 6 << 61 | leading << 5, "\(length) bytes")
+        }
+    }
+
     /// Index entries keep their identifier's leading order bits in the
     /// padding after their values: an entry takes the room it took without
     /// them (one value and a row pointer take 32 bytes; each value more, 24).

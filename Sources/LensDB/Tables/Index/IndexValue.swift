@@ -73,9 +73,9 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         case let .bool(value): return rank | (value ? 1 : 0)
         case .int, .uint, .double: return rank | Self.orderBits(number)
         case let .date(value): return rank | Self.orderBits(value.timeIntervalSinceReferenceDate)
-        case let .string(value): return rank | Self.leadingBytes(value.utf8)
+        case let .string(value): return rank | Self.leadingBytes(value)
         case let .uuid(value): return rank | withUnsafeBytes(of: value.uuid) { Self.leadingBytes($0) }
-        case let .bytes(value): return rank | Self.leadingBytes(value)
+        case let .bytes(value): return rank | value.withUnsafeBytes { Self.leadingBytes($0) }
         }
     }
 
@@ -90,14 +90,23 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
 
     /// The first 7 bytes, big-endian, in the low 61 bits (shorter ones
     /// padded with zeros, which sort first, as a shorter prefix does).
-    private static func leadingBytes<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> UInt64 {
-        var result: UInt64 = 0, count = 0
-        for byte in bytes {
-            guard count < 7 else { break }
-            result = result << 8 | UInt64(byte)
-            count += 1
+    private static func leadingBytes(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        // The first eight bytes as one word, the first byte highest and
+        // zeros past the end; the eighth drops off.
+        var word: UInt64 = 0
+        if bytes.count >= 8 {
+            word = UInt64(bigEndian: bytes.loadUnaligned(as: UInt64.self))
+        } else {
+            for (place, byte) in bytes.enumerated() { word |= UInt64(byte) << (56 - 8 * UInt64(place)) }
         }
-        return result << (8 * UInt64(7 - count) + 5)
+        return (word >> 8) << 5
+    }
+
+    /// A string's ``leadingBytes(_:)``, read from its UTF-8 in place (a
+    /// small string's from a copy on the stack), without copying the string.
+    private static func leadingBytes(_ string: String) -> UInt64 {
+        string.utf8.withContiguousStorageIfAvailable { leadingBytes(UnsafeRawBufferPointer($0)) }
+            ?? Array(string.utf8.prefix(8)).withUnsafeBytes { leadingBytes($0) }
     }
 
     private var rank: Int {
