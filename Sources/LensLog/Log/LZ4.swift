@@ -36,10 +36,11 @@ public enum LZ4 {
     /// Decompresses a block that must expand to exactly `decompressedCount` bytes.
     ///
     /// The caller bounds `decompressedCount` before calling: this allocates it.
-    /// Returns nil for a malformed block or a size mismatch; never reads or
-    /// writes outside the buffers.
+    /// Returns nil for a malformed block, a size mismatch, or a block or
+    /// result of 2 GiB or more, which no LZ4 block is (liblz4 takes both
+    /// sizes as 32-bit); never reads or writes outside the buffers.
     public static func decompress(_ input: UnsafeRawBufferPointer, decompressedCount: Int) -> [UInt8]? {
-        guard decompressedCount > 0, input.count > 0, decompressedCount <= Int(Int32.max) else { return nil }
+        guard decompressedCount > 0, decompressedCount <= Int(Int32.max), input.count > 0, input.count <= Int(Int32.max) else { return nil }
         return decode(input, count: decompressedCount)
     }
 

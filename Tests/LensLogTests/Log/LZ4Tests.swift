@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Testing
 @testable import LensLog
 
@@ -24,6 +29,19 @@ import Testing
         #expect(decompress(Self.liblz4Block, Self.text.count - 1) == nil)
         #expect(decompress(Self.liblz4Block, Self.text.count + 1) == nil)
         #expect(decompress(Array(Self.liblz4Block.dropLast(3)), Self.text.count) == nil)
+    }
+
+    /// A stored length of 2 GiB or more (a damaged chunk or record header
+    /// with valid checksums) is a malformed block, not a 32-bit conversion
+    /// that traps. The block is mapped, not allocated: untouched pages of
+    /// an anonymous mapping take no memory.
+    @Test func aBlockOf2GiBOrMoreIsRejectedWithoutReadingIt() throws {
+        let count = Int(Int32.max) + 1
+        let mapped = try #require(mmap(nil, count, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0))
+        try #require(mapped != MAP_FAILED)
+        defer { munmap(mapped, count) }
+        #expect(LZ4.decompress(UnsafeRawBufferPointer(start: mapped, count: count), decompressedCount: Self.text.count) == nil)
+        #expect(Self.liblz4Block.withUnsafeBytes { LZ4.decompress($0, decompressedCount: count) } == nil)
     }
 
     @Test func compressionKeepsOnlyASmallerResultAndRoundTrips() {
