@@ -113,10 +113,16 @@ struct TableSchema: Sendable {
     }
 
     /// Whether `key` is the key of `id`: `identifier(fromKeyBytes: key) == id`,
-    /// read in place for an integer key, the commonest.
+    /// read in place for an integer key, the commonest, and strings compared
+    /// byte for byte. `==` holds canonically equivalent strings equal: an
+    /// entity whose identifier is in another form than NFC, stored under the
+    /// NFC key, would pass, and its row and index entries be ordered by
+    /// bytes that are not its key's.
     func isKey(_ key: UnsafeRawBufferPointer, of id: IndexValue) -> Bool {
         if keyEncoding == .int64, case let .int(value) = id { return OrderedKey.int64(ordered: key) == value }
-        return identifier(fromKeyBytes: Array(key)) == id
+        guard let stored = identifier(fromKeyBytes: Array(key)) else { return false }
+        if case let (.string(stored), .string(id)) = (stored, id) { return stored.utf8.elementsEqual(id.utf8) }
+        return stored == id
     }
 
     /// The identifier stored as `key`, if the bytes are one.

@@ -118,6 +118,56 @@ import Testing
         #expect(tags.all().map(\.id) == [composed, "tea"] && tags.quarantined.count == 1)
     }
 
+    /// An entity whose identifier is its key's canonical equivalent in
+    /// another form (NFD bytes under the NFC key) is not the key's entity
+    /// either: `==` on strings holds the two equal, so the open compares
+    /// bytes. Taken for it, its row would be ordered by bytes that are not
+    /// its key's, and a put of the NFC identifier would leave an index entry
+    /// beside the row it replaced. From the log and from a snapshot.
+    @Test func anEntityWhoseIdentifierIsItsKeyInAnotherFormIsNotAnEntity() throws {
+        struct Tag: Entity, Equatable {
+            var id: String
+            var uses: Int
+        }
+        let decomposed = "caf" + "e\u{301}", composed = "caf\u{E9}"
+        for compacted in [false, true] {
+            let fileSystem = SimulatedFileSystem()
+            do {
+                let store = try tableStore(fileSystem)
+                try store.table(Tag.self, named: "tags", indexes: [.on(\.uses)]).put(Tag(id: "tea", uses: 2))
+                store.close()
+            }
+            do {
+                // Through the byte-level API, with the table not open with its type.
+                let store = try tableStore(fileSystem)
+                try store.write { tx in
+                    tx.put(.encoded(try ValueEncoder().encode(Tag(id: decomposed, uses: 3))), for: Array(composed.utf8), in: "tags",
+                           encoding: TableEncoding(key: .string, value: .valueFormat))
+                }
+                if compacted { try store.compact() }
+                store.close()
+            }
+            let store = try tableStore(fileSystem)
+            do {
+                _ = try store.table(Tag.self, named: "tags", indexes: [.on(\.uses)])
+                Issue.record("an open with .fail opened, compacted: \(compacted)")
+            } catch let TableError.undecodable(_, id, _, _, reason, count) {
+                #expect(id == composed && count == 1 && reason.contains("not its identifier"), "\(id) \(reason)")
+            }
+            let tags = try store.table(Tag.self, named: "tags", indexes: [.on(\.uses)], onUndecodable: .quarantine)
+            #expect(tags.all() == [Tag(id: "tea", uses: 2)] && tags[composed] == nil, "compacted: \(compacted)")
+            #expect(tags.quarantined.map(\.key) == [Array(composed.utf8)])
+            // A put over quarantined bytes takes their removal in the same transaction.
+            try store.write { tx in
+                try tx[tags].remove(composed)
+                try tx[tags].put(Tag(id: composed, uses: 3))
+            }
+            #expect(try tags.query.filter(\.uses == 3).all() == [Tag(id: composed, uses: 3)])
+            #expect(tags.all().map(\.id) == [composed, "tea"] && tags.quarantined.isEmpty, "the put replaced the quarantined bytes")
+            store.close()
+        }
+    }
+
     /// An entity stored under another identifier's key is no entity of
     /// the table: an open with `.quarantine` keeps its bytes aside under
     /// that key, and one with `.fail` says which key holds it. The same
