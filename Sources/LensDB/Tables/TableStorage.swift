@@ -215,7 +215,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
         let old = replaceRow(id, with: row)
-        for index in indexes.indices { indexes[index].update(old: old, new: row) }
+        for index in indexes.indices where !indexes[index].update(old: old, new: row) { rebuildIndex(index) }
         return old
     }
 
@@ -233,8 +233,25 @@ struct TableStorage: Sendable {
     /// Puts `new` in place of `old` in the unique indexes, and adds the
     /// change to `deferred` for the others.
     private mutating func change(old: RowObject?, new: RowObject, deferring deferred: inout [IndexChange]) {
-        for index in indexes.indices where indexes[index].definition.isUnique { indexes[index].update(old: old, new: new) }
+        for index in indexes.indices where indexes[index].definition.isUnique && !indexes[index].update(old: old, new: new) {
+            rebuildIndex(index)
+        }
         deferred.append(IndexChange(old: old, new: new))
+    }
+
+    /// Builds the index at `position` again from the rows, for a change
+    /// that did not find the entry of the row it replaced
+    /// (``IndexStorage/update(old:new:)``): that entry would go on pointing
+    /// at a row the storage no longer holds. The rows must be current,
+    /// as they are after each change: the row tree changes first.
+    private mutating func rebuildIndex(_ position: Int) {
+        var current: [RowObject] = []
+        current.reserveCapacity(rows.count)
+        rows.forEach { _, row in
+            current.append(row)
+            return true
+        }
+        indexes[position] = IndexStorage(indexes[position].definition, rows: current)
     }
 
     /// ``put(_:id:deferring:)`` for a row of a load: a batch into an empty
@@ -294,7 +311,7 @@ struct TableStorage: Sendable {
         let batch = positions.contains { indexes[$0].rebuilds(for: deferred) } ? IndexBatch(deferred) : nil
         let job = deferred.count >= changesPerThread && !positions.isEmpty ? job() : nil
         guard deferred.count >= changesPerThread, positions.count + (job == nil ? 0 : 1) > 1 else {
-            for position in positions { indexes[position].apply(deferred, batch) }
+            for position in positions where !indexes[position].apply(deferred, batch) { rebuildIndex(position) }
             return nil
         }
         // Each thread changes a copy of its index, which shares its nodes
@@ -305,12 +322,13 @@ struct TableStorage: Sendable {
         let changed = Parallel.map(jobs + positions.count) { part -> BatchPart<Result> in
             if part < jobs { return .job(job?()) }
             var index = taken[part - jobs]
-            index.apply(deferred, batch)
-            return .index(index)
+            let found = index.apply(deferred, batch)
+            return .index(index, found: found)
         }
         for (part, position) in positions.enumerated() {
-            guard case let .index(index) = changed[jobs + part] else { preconditionFailure("part \(part) is an index") }
+            guard case let .index(index, found) = changed[jobs + part] else { preconditionFailure("part \(part) is an index") }
             indexes[position] = index
+            if !found { rebuildIndex(position) }
         }
         guard jobs > 0, case let .job(result) = changed[0] else { return nil }
         return result
@@ -325,7 +343,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func remove(_ id: IndexValue) -> RowObject? {
         guard let old = rows.removeValue(forKey: id) else { return nil }
-        for index in indexes.indices { indexes[index].update(old: old, new: nil) }
+        for index in indexes.indices where !indexes[index].update(old: old, new: nil) { rebuildIndex(index) }
         encodedBytes -= Int(old.encodedCount)
         return old
     }
@@ -425,5 +443,6 @@ struct EncodedRow: SelfEncodingValue {
 /// What one thread of a batch's ``TableStorage/apply(_:alongside:changesPerThread:)`` gives back.
 private enum BatchPart<Result: Sendable>: Sendable {
     case job(Result?)
-    case index(IndexStorage)
+    /// The index changed, and whether every change found its old entry.
+    case index(IndexStorage, found: Bool)
 }

@@ -480,32 +480,44 @@ struct IndexStorage: Sendable {
     }
 
     /// Updates the entries for an entity changing from the row `old` to the
-    /// row `new` (nil: absent).
-    mutating func update(old: RowObject?, new: RowObject?) {
+    /// row `new` (nil: absent). Returns false when `old`'s entry was not
+    /// where `old`'s key, read again now, puts it: the key was another when
+    /// the entry was made (an indexed field that is not a function of the
+    /// entity's stored fields alone, as a computed property reading the
+    /// clock), or the values break the index's order (a program's own
+    /// ``IndexableValue`` against its rules). The entry is then left
+    /// pointing at `old`, which an entry does not keep alive: the caller
+    /// builds the index again from its rows (``TableStorage``).
+    mutating func update(old: RowObject?, new: RowObject?) -> Bool {
         switch entries {
         case var .one(tree):
             entries = .one(PersistentBTree())
-            Self.update(&tree, definition, old: old, new: new)
-            entries = .one(tree)
+            defer { entries = .one(tree) }
+            return Self.update(&tree, definition, old: old, new: new)
         case var .two(tree):
             entries = .two(PersistentBTree())
-            Self.update(&tree, definition, old: old, new: new)
-            entries = .two(tree)
+            defer { entries = .two(tree) }
+            return Self.update(&tree, definition, old: old, new: new)
         case var .three(tree):
             entries = .three(PersistentBTree())
-            Self.update(&tree, definition, old: old, new: new)
-            entries = .three(tree)
+            defer { entries = .three(tree) }
+            return Self.update(&tree, definition, old: old, new: new)
         }
     }
 
     private static func update<Entry: IndexEntry>(
         _ tree: inout PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, old: RowObject?, new: RowObject?
-    ) {
+    ) -> Bool {
         let oldKey = old.map(definition.key), newKey = new.map(definition.key)
-        // The same key (the indexed fields did not change): one descent
-        // points the entry at the new row, which an equal entry replaces in place.
-        if let old, oldKey != newKey { tree.removeValue(forPresentKey: Entry(key: oldKey!, row: .passUnretained(old))) }
-        if let new { tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) }
+        var found = true
+        if let old, oldKey != newKey { found = tree.removeValue(forPresentKey: Entry(key: oldKey!, row: .passUnretained(old))) != nil }
+        if let new {
+            // The same key (the indexed fields did not change): one descent
+            // points the entry at the new row, which an equal entry replaces in place.
+            let replaced = tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) != nil
+            if old != nil, oldKey == newKey { found = replaced }
+        }
+        return found
     }
 
     /// Applies `changes`, made in that order, at once: what a put of many
@@ -519,11 +531,16 @@ struct IndexStorage: Sendable {
     /// Entries are matched to changes by row identity, so every row named
     /// by `changes` must still be alive: each change holds its old row, and
     /// the row tree (or a later change's old row) its new one.
-    mutating func apply(_ changes: [IndexChange], _ batch: IndexBatch?) {
-        guard !changes.isEmpty else { return }
+    ///
+    /// Returns false when a change made one at a time missed its old
+    /// entry, as ``update(old:new:)`` does; a rebuild matches by row, and
+    /// misses none.
+    mutating func apply(_ changes: [IndexChange], _ batch: IndexBatch?) -> Bool {
+        guard !changes.isEmpty else { return true }
         guard rebuilds(for: changes) else {
-            for change in changes { update(old: change.old, new: change.new.takeUnretainedValue()) }
-            return
+            var found = true
+            for change in changes where !update(old: change.old, new: change.new.takeUnretainedValue()) { found = false }
+            return found
         }
         let batch = batch ?? IndexBatch(changes)
         switch entries {
@@ -531,6 +548,7 @@ struct IndexStorage: Sendable {
         case let .two(tree): entries = .two(Self.rebuilt(tree, definition, batch))
         case let .three(tree): entries = .three(Self.rebuilt(tree, definition, batch))
         }
+        return true
     }
 
     /// Whether ``apply(_:_:)`` rebuilds the tree for `changes`: when there is

@@ -6,6 +6,13 @@
 /// its indexes from the entities, so adding or dropping one needs no
 /// migration. A snapshot stores each index's order, which an open uses
 /// instead of sorting while it is still the index's order.
+///
+/// An indexed field should be a function of the entity's stored fields.
+/// The index does not follow a key that changes while the entity does not
+/// (a computed property reading the clock or other state): queries find
+/// the entity under the key its entry was made with, and the first change
+/// of it that misses that entry builds the whole index again from the
+/// table's rows, in O(n log n).
 public struct Index<T: Entity>: Sendable, CustomStringConvertible {
     /// The indexed fields, in order.
     public let keyPaths: [PartialKeyPath<T> & Sendable]
