@@ -30,6 +30,12 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     /// would overwrite bytes that did not decode. Remove the entry and put
     /// the new value in one transaction to replace it.
     case quarantined(table: String, id: String)
+    /// A change through a table handle of another store, or of an earlier
+    /// open of this one, in this store's transaction: it would have written
+    /// the table as that handle holds it, hiding what this store holds.
+    /// Nothing changed; open the table on the store the transaction writes,
+    /// with ``Store/table(_:named:indexes:onUndecodable:)``, and use that handle.
+    case storeMismatch(table: String)
 
     public var description: String {
         switch self {
@@ -48,6 +54,8 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
             "table \(table): the identifier \(id) is not in Unicode NFC; normalize it with precomposedStringWithCanonicalMapping"
         case let .quarantined(table, id):
             "table \(table): the stored value of \(id) is quarantined, and a put would overwrite it; to replace it, remove it and put the new value in one transaction (tx[table].remove(id), then tx[table].put(value))"
+        case let .storeMismatch(table):
+            "table \(table): this handle was opened on another store, or on an earlier open of this one, so nothing was written; open the table on the store whose transaction this is (store.table(...)) and use that handle"
         }
     }
 

@@ -41,10 +41,11 @@ public struct TableTransaction<T: Entity> {
     /// remove it first, in this transaction (see ``quarantined``).
     /// - Throws: ``TableError/uniqueViolation(index:value:)``,
     ///   ``TableError/quarantined(table:id:)``,
-    ///   ``TableError/identifierNotNormalized(table:id:)``, or an
-    ///   `EncodingError`; the transaction is then as it was before the call.
+    ///   ``TableError/identifierNotNormalized(table:id:)``,
+    ///   ``TableError/storeMismatch(table:)``, or an `EncodingError`; the
+    ///   transaction is then as it was before the call.
     public mutating func put(_ entity: T) throws {
-        var storage = takeStorage()
+        var storage = try takeStorage()
         defer { transaction.state.typed[table.name] = storage }
         guard let (row, key, bytes) = try staged(entity, id: identifier(of: entity.id), in: storage) else { return }
         transaction.declare(storage.encoding, forTable: table.name)
@@ -59,6 +60,7 @@ public struct TableTransaction<T: Entity> {
     /// per entity. A large batch is encoded on another thread while its
     /// entities are put, in order, on this one, which encodes some of them
     /// too when it gets ahead.
+    /// - Throws: what a put of one entity throws, for the first that fails.
     public mutating func put(_ entities: some Sequence<T>) throws {
         try put(Array(entities), encodingAheadFrom: Parallel.itemsPerThread)
     }
@@ -67,7 +69,7 @@ public struct TableTransaction<T: Entity> {
     /// threads would each have at least `smallest` of them (tests encode
     /// small batches ahead).
     mutating func put(_ entities: [T], encodingAheadFrom smallest: Int) throws {
-        var storage = takeStorage()
+        var storage = try takeStorage()
         let loads = storage.rows.isEmpty && storage.quarantine.isEmpty
         let encodings = Self.encodings(of: entities, smallest: smallest, rows: loads ? nil : (storage.schema, transaction.state.lsn + 1))
         var deferred: [IndexChange] = []
@@ -195,8 +197,10 @@ public struct TableTransaction<T: Entity> {
     }
 
     /// Removes the entity (or quarantined entry) `id`; nothing happens when absent.
+    /// - Throws: ``TableError/identifierNotNormalized(table:id:)`` or
+    ///   ``TableError/storeMismatch(table:)``; the transaction is then as it was.
     public mutating func remove(_ id: T.ID) throws {
-        var storage = takeStorage()
+        var storage = try takeStorage()
         defer { transaction.state.typed[table.name] = storage }
         let value = try identifier(of: id)
         let key = storage.schema.keyBytes(of: value)
@@ -214,8 +218,10 @@ public struct TableTransaction<T: Entity> {
 
     /// The storage, out of the state for the length of a change, so the
     /// change mutates its trees in place instead of copying them: the
-    /// state's copy would otherwise share every node.
-    private mutating func takeStorage() -> TableStorage {
+    /// state's copy would otherwise share every node. Refuses a handle of
+    /// another store, whose storage is not this transaction's.
+    private mutating func takeStorage() throws(TableError) -> TableStorage {
+        guard transaction.store.map({ $0 == ObjectIdentifier(table.store) }) ?? true else { throw .storeMismatch(table: table.name) }
         let storage = table.storage(in: transaction.state)
         transaction.state.typed[table.name] = nil
         return storage

@@ -168,6 +168,37 @@ import Testing
         }
     }
 
+    /// A table handle writes only in its own store's transactions: one
+    /// kept from an earlier open of the store, used in a transaction of the
+    /// store opened again before the table is, would have written the
+    /// table as that handle holds it and hidden what the store holds.
+    @Test func aTableHandleOfAnotherStoreWritesNothingInThisOnesTransaction() throws {
+        let fileSystem = SimulatedFileSystem()
+        let first = try tableStore(fileSystem)
+        let stale = try first.table(Person.self, named: "people", indexes: personIndexes)
+        try stale.put(alice)
+        first.close()
+
+        let store = try tableStore(fileSystem)
+        #expect(throws: TableError.storeMismatch(table: "people")) {
+            try store.write { tx in try tx[stale].put(bob) }
+        }
+        #expect(throws: TableError.storeMismatch(table: "people")) {
+            try store.write { tx in try tx[stale].remove(alice.id) }
+        }
+        let other = try tableStore(SimulatedFileSystem(), path: "/other.lensdb")
+        #expect(throws: TableError.storeMismatch(table: "people")) {
+            try other.write { tx in try tx[stale].put([bob]) }
+        }
+        #expect(other.current.tableNames.isEmpty)
+        other.close()
+        let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+        #expect(people.all() == [alice])
+        try store.write { tx in try tx[people].put(bob) }
+        #expect(people.all() == [alice, bob])
+        store.close()
+    }
+
     /// An entity stored under another identifier's key is no entity of
     /// the table: an open with `.quarantine` keeps its bytes aside under
     /// that key, and one with `.fail` says which key holds it. The same
