@@ -215,7 +215,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func put(_ row: RowObject, id: IndexValue) -> RowObject? {
         let old = replaceRow(id, with: row)
-        for index in indexes.indices where !indexes[index].update(old: old, new: row) { rebuildIndex(index) }
+        for index in indexes.indices { updateIndex(index, old: old, new: row) }
         return old
     }
 
@@ -233,24 +233,26 @@ struct TableStorage: Sendable {
     /// Puts `new` in place of `old` in the unique indexes, and adds the
     /// change to `deferred` for the others.
     private mutating func change(old: RowObject?, new: RowObject, deferring deferred: inout [IndexChange]) {
-        for index in indexes.indices where indexes[index].definition.isUnique && !indexes[index].update(old: old, new: new) {
-            rebuildIndex(index)
-        }
+        for index in indexes.indices where indexes[index].definition.isUnique { updateIndex(index, old: old, new: new) }
         deferred.append(IndexChange(old: old, new: new))
     }
 
+    /// Updates the index at `position` for the entity changing from `old`
+    /// to `new`, building it again from the rows when the change missed
+    /// `old`'s entry (``IndexStorage/update(old:new:)``).
+    private mutating func updateIndex(_ position: Int, old: RowObject?, new: RowObject?) {
+        if !indexes[position].update(old: old, new: new) { rebuildIndex(position) }
+    }
+
     /// Builds the index at `position` again from the rows, for a change
-    /// that did not find the entry of the row it replaced
-    /// (``IndexStorage/update(old:new:)``): that entry would go on pointing
-    /// at a row the storage no longer holds. The rows must be current,
-    /// as they are after each change: the row tree changes first.
+    /// that did not find the entry of the row it replaced: that entry
+    /// would go on pointing at a row the storage no longer holds. The rows
+    /// must be current, as they are after each change: the row tree
+    /// changes first.
     private mutating func rebuildIndex(_ position: Int) {
         var current: [RowObject] = []
         current.reserveCapacity(rows.count)
-        rows.forEach { _, row in
-            current.append(row)
-            return true
-        }
+        forEachRow { current.append($0) }
         indexes[position] = IndexStorage(indexes[position].definition, rows: current)
     }
 
@@ -311,7 +313,9 @@ struct TableStorage: Sendable {
         let batch = positions.contains { indexes[$0].rebuilds(for: deferred) } ? IndexBatch(deferred) : nil
         let job = deferred.count >= changesPerThread && !positions.isEmpty ? job() : nil
         guard deferred.count >= changesPerThread, positions.count + (job == nil ? 0 : 1) > 1 else {
-            for position in positions where !indexes[position].apply(deferred, batch) { rebuildIndex(position) }
+            for position in positions {
+                if !indexes[position].apply(deferred, batch) { rebuildIndex(position) }
+            }
             return nil
         }
         // Each thread changes a copy of its index, which shares its nodes
@@ -343,7 +347,7 @@ struct TableStorage: Sendable {
     @discardableResult
     mutating func remove(_ id: IndexValue) -> RowObject? {
         guard let old = rows.removeValue(forKey: id) else { return nil }
-        for index in indexes.indices where !indexes[index].update(old: old, new: nil) { rebuildIndex(index) }
+        for index in indexes.indices { updateIndex(index, old: old, new: nil) }
         encodedBytes -= Int(old.encodedCount)
         return old
     }

@@ -509,14 +509,13 @@ struct IndexStorage: Sendable {
         _ tree: inout PersistentBTree<Entry, EntryMark>, _ definition: IndexDefinition, old: RowObject?, new: RowObject?
     ) -> Bool {
         let oldKey = old.map(definition.key), newKey = new.map(definition.key)
-        var found = true
-        if let old, oldKey != newKey { found = tree.removeValue(forPresentKey: Entry(key: oldKey!, row: .passUnretained(old))) != nil }
-        if let new {
-            // The same key (the indexed fields did not change): one descent
-            // points the entry at the new row, which an equal entry replaces in place.
-            let replaced = tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) != nil
-            if old != nil, oldKey == newKey { found = replaced }
+        // The same key (the indexed fields did not change): one descent
+        // points the entry at the new row, which an equal entry replaces in place.
+        if old != nil, let new, oldKey == newKey {
+            return tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) != nil
         }
+        let found = old.map { tree.removeValue(forPresentKey: Entry(key: oldKey!, row: .passUnretained($0))) != nil } ?? true
+        if let new { tree.updateValue(EntryMark(), forKey: Entry(key: newKey!, row: .passUnretained(new))) }
         return found
     }
 
@@ -539,7 +538,7 @@ struct IndexStorage: Sendable {
         guard !changes.isEmpty else { return true }
         guard rebuilds(for: changes) else {
             var found = true
-            for change in changes where !update(old: change.old, new: change.new.takeUnretainedValue()) { found = false }
+            for change in changes { found = update(old: change.old, new: change.new.takeUnretainedValue()) && found }
             return found
         }
         let batch = batch ?? IndexBatch(changes)
