@@ -146,11 +146,13 @@ extension Store {
     }
 
     /// Whether `error`, thrown while a record was made or queued, left the
-    /// log untouched: an encoding error, or a record over the log's limit.
+    /// log untouched: an encoding error, a record over the log's limit, or
+    /// a log out of LSNs.
     static func refusedBeforeIO(_ error: any Error) -> Bool {
-        guard let error = error as? LogError else { return true }
-        if case .recordTooLarge = error { return true }
-        return false
+        switch error as? LogError {
+        case nil, .recordTooLarge, .lsnsExhausted: true
+        default: false
+        }
     }
 
     struct Commit {

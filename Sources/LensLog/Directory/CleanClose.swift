@@ -48,7 +48,8 @@ public struct CleanClose: Sendable, Equatable {
     }
 
     /// Reads a marker's bytes: anything but a whole, verifying marker of a
-    /// known version proves no LSN. Never throws: the marker only adds proof.
+    /// known version, naming an LSN a record can carry (``LogFormat/maxLSN``),
+    /// proves no LSN. Never throws: the marker only adds proof.
     public init(decoding bytes: [UInt8]) {
         guard bytes.count == Self.size, bytes.starts(with: Self.magic) else {
             self.init(lastLSN: nil)
@@ -59,7 +60,8 @@ public struct CleanClose: Sendable, Equatable {
              lsn: raw.littleEndian(at: 16, as: UInt64.self), crc: raw.littleEndian(at: 24, as: UInt32.self))
         }
         let verifies = fields.crc == CRC32C.checksum(Array(bytes[0..<24]))
-        self.init(lastLSN: verifies && fields.version == Self.version && fields.reserved == 0 ? fields.lsn : nil)
+            && fields.version == Self.version && fields.reserved == 0 && fields.lsn <= LogFormat.maxLSN
+        self.init(lastLSN: verifies ? fields.lsn : nil)
     }
 }
 

@@ -151,7 +151,8 @@ struct LogTail {
         }
         let parsed = window.bytes.withUnsafeBytes { RecordFrame.parse($0, at: window.position, seed: seed) }
         switch parsed {
-        case .frame(let frame) where frame.lsn == nextLSN:
+        // No record carries an LSN past maxLSN (LogReader refuses it alike).
+        case .frame(let frame) where frame.lsn == nextLSN && frame.lsn <= LogFormat.maxLSN:
             if let reason = RecordFrame.unsupported(frame) {
                 throw LogError.unsupportedRecord(file: path, offset: offset, lsn: frame.lsn, reason: reason)
             }

@@ -50,6 +50,9 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case encryption(EncryptionError)
     /// The header's checksum or reserved field is wrong.
     case badHeader(file: String)
+    /// The header verifies but says the log starts at LSN 0; LSNs start
+    /// at 1 (``LogFormat/maxLSN``), so the header is damaged.
+    case firstLSNOutOfRange(file: String, firstLSN: UInt64)
     /// Damage followed by valid records (promise 3): `.strict` stops here.
     case corruption(file: String, offset: Int64, lsn: UInt64, reason: DamageReason)
     /// Reading the file failed part way: `cause` says why.
@@ -62,6 +65,11 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case writerFailed(cause: StorageError)
     /// The writer was closed.
     case writerClosed
+    /// The next record would need an LSN past ``LogFormat/maxLSN``: the log
+    /// accepts no more records, and nothing was written. No store commits
+    /// that often; a store gets here only from a snapshot or log whose
+    /// header claims LSNs it never had.
+    case lsnsExhausted(file: String)
 
     public var description: String {
         switch self {
@@ -77,6 +85,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
             error.description
         case let .badHeader(file):
             "\(file): the log header fails its checksum; run `logtool repair`"
+        case let .firstLSNOutOfRange(file, firstLSN):
+            "\(file): the log header says its first LSN is \(firstLSN), but LSNs start at 1; the header is damaged: run `logtool repair`"
         case let .corruption(file, offset, lsn, reason):
             "\(file) at offset \(offset): \(reason.rawValue) before LSN \(lsn), followed by valid records; open with .salvage or run `logtool repair`"
         case let .readFailed(file, cause):
@@ -89,6 +99,9 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
             "the log accepts no more records because \(cause)"
         case .writerClosed:
             "the log writer is closed"
+        case let .lsnsExhausted(file):
+            "\(file): the log has given out its last LSN (\(LogFormat.maxLSN)) and accepts no more records; "
+                + "no store commits that often, so a file of the store claims LSNs it never had. Reads still work: copy the data into a new store"
         }
     }
 }

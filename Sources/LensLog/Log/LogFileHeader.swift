@@ -62,7 +62,7 @@ public struct LogFileHeader: Sendable, Equatable {
     }
 
     /// Validates and decodes a header in the order magic → version →
-    /// length → checksum → cipher, each failure its own error.
+    /// length → checksum → first LSN → cipher, each failure its own error.
     ///
     /// - Parameters:
     ///   - bytes: the start of the file (at least the header, when the file has it).
@@ -81,6 +81,7 @@ public struct LogFileHeader: Sendable, Equatable {
             throw .badHeader(file: file)
         }
         let generation: UInt64 = bytes.littleEndian(at: 16), firstLSN: UInt64 = bytes.littleEndian(at: 24)
+        guard firstLSN > 0 else { throw .firstLSNOutOfRange(file: file, firstLSN: firstLSN) }
         guard version >= LogFormat.firstEncryptedVersion else {
             guard bytes.littleEndian(at: 12, as: UInt32.self) == 0 else { throw .badHeader(file: file) }
             self.init(generation: generation, firstLSN: firstLSN, version: version)

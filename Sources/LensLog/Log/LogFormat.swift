@@ -36,6 +36,15 @@ public enum LogFormat {
     /// Frame header: length(4) type(1) flags(1) reserved(2) lsn(8) syncedLSN(8) crc(4).
     public static let frameHeaderSize = 28
 
+    /// The largest LSN a record may carry: 2^64 − 2. LSNs start at 1 and
+    /// rise by one a record, so no store reaches it; 2^64 − 1 is never a
+    /// record's, which keeps "the LSN after the last" a number. A log
+    /// header's first LSN is 1 through 2^64 − 1; a snapshot's or a clean
+    /// close's last LSN is 0 (none) through this. Readers refuse any other
+    /// value as damage, and a writer refuses to go past it
+    /// (``LogError/lsnsExhausted(file:)``).
+    public static let maxLSN: UInt64 = .max - 1
+
     /// The largest payload a record may carry, stored or decompressed (64 MiB).
     /// Readers reject larger length fields before allocating anything.
     public static let maxPayloadSize = 64 << 20

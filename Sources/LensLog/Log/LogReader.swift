@@ -150,6 +150,12 @@ public struct LogReader: Sendable {
     public mutating func next() throws(LogError) -> LogRecord? {
         while end == nil {
             switch try window.parseFrame(at: offset, seed: seed) {
+            case .frame(let frame) where frame.lsn == expectedLSN && frame.lsn > LogFormat.maxLSN:
+                // No writer goes past maxLSN (2^64 − 2 commits), and no
+                // record could follow this one to prove it: a torn tail.
+                let lastNonZero = try window.lastNonZero(atOrAfter: offset)
+                end = .tornTail(
+                    offset: Int64(offset), bytesDropped: Int64(lastNonZero.map { $0 + 1 - offset } ?? 0), reason: .lsnOutOfSequence)
             case .frame(let frame) where frame.lsn == expectedLSN:
                 switch try accept(frame) {
                 case .record(let record): return record
@@ -171,11 +177,6 @@ public struct LogReader: Sendable {
     private mutating func accept(_ frame: RecordFrame.Header) throws(LogError) -> Accepted {
         if let reason = RecordFrame.unsupported(frame) {
             throw .unsupportedRecord(file: path, offset: Int64(offset), lsn: frame.lsn, reason: reason)
-        }
-        // No writer reaches the last LSN (2^64 − 1 commits); a frame that
-        // claims it is hostile, and no record could follow it.
-        guard frame.lsn < .max else {
-            throw .corruption(file: path, offset: Int64(offset), lsn: frame.lsn, reason: .lsnOutOfSequence)
         }
         let payload: [UInt8]
         switch window.payload(of: frame, at: offset, opening: opening) {

@@ -179,8 +179,8 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Appends one record and returns its LSN once it is as durable as asked.
     ///
-    /// Thread-safe. - Throws: ``LogError/recordTooLarge(size:)`` (nothing
-    /// changed), ``LogError/writerFailed(cause:)`` (the record may or may not
+    /// Thread-safe. - Throws: ``LogError/recordTooLarge(size:)`` or
+    /// ``LogError/lsnsExhausted(file:)`` (nothing changed), ``LogError/writerFailed(cause:)`` (the record may or may not
     /// be in the file; it will not be replayed as acknowledged unless a later
     /// sync covered it).
     @discardableResult
@@ -192,6 +192,7 @@ public final class LogWriter: @unchecked Sendable {
 
     /// Queues one record and returns its LSN without waiting for any I/O.
     /// LSNs follow the order of `enqueue` calls. Pair with ``wait(for:durability:)``.
+    /// - Throws: as ``append(_:type:durability:)`` does before it waits.
     public func enqueue(_ payload: [UInt8], type: RecordType = .transaction) throws(LogError) -> UInt64 {
         // Refused before it is compressed for nothing.
         guard payload.count <= LogFormat.maxPayloadSize else { throw .recordTooLarge(size: payload.count) }
@@ -209,6 +210,7 @@ public final class LogWriter: @unchecked Sendable {
         return try lock.withLock { () throws(LogError) -> UInt64 in
             if let failure = state.failure { throw failure }
             let lsn = state.nextLSN
+            guard lsn <= LogFormat.maxLSN else { throw .lsnsExhausted(file: path) }
             state.nextLSN += 1
             state.queue.append(Pending(lsn: lsn, stored: stored, flags: flags, type: type))
             return lsn

@@ -137,6 +137,9 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     case badMagic(file: String)
     case unsupportedVersion(file: String, version: UInt32)
     case badHeader(file: String)
+    /// The header verifies but says the snapshot holds records through an
+    /// LSN past ``LogFormat/maxLSN``, which no record carries: it is damaged.
+    case lastLSNOutOfRange(file: String, lastLSN: UInt64)
     case badTrailer(file: String)
     /// The whole-file checksum does not match: some byte changed.
     case checksumMismatch(file: String)
@@ -162,6 +165,8 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .unsupportedVersion(file, version):
             "\(file): snapshot format version \(version) is newer than this LensDB reads (\(SnapshotFormat.version)); use a newer LensDB"
         case let .badHeader(file): "\(file): the snapshot header fails its checksum"
+        case let .lastLSNOutOfRange(file, lastLSN):
+            "\(file): the snapshot header says it holds every record through LSN \(lastLSN), past the last LSN a record can carry (\(LogFormat.maxLSN)); the header is damaged, and without it the snapshot cannot be read: restore the store from a backup"
         case let .badTrailer(file): "\(file): the snapshot trailer is missing or damaged"
         case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
         case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"

@@ -67,6 +67,7 @@ public struct SnapshotHeader: Sendable, Equatable {
         self.version = version
         generation = bytes.littleEndian(at: 16)
         lastLSN = bytes.littleEndian(at: 24)
+        guard lastLSN <= LogFormat.maxLSN else { throw .lastLSNOutOfRange(file: path, lastLSN: lastLSN) }
         encryption = nil
         guard version >= SnapshotFormat.firstEncryptedVersion else {
             guard bytes.littleEndian(at: 12, as: UInt32.self) == 0 else { throw .badHeader(file: path) }

@@ -87,17 +87,19 @@ final class FilledWhileReadFile: StoredFile, @unchecked Sendable {
         #expect(throws: LogError.self) { while try reader.next() != nil {} }
     }
 
-    /// A hostile frame with the largest LSN is a typed error, not an
-    /// arithmetic overflow.
-    @Test func aRecordWithTheLargestLSNIsATypedError() throws {
+    /// A hostile frame with the LSN past ``LogFormat/maxLSN``, where the
+    /// header says the log starts, is not a record (nor an arithmetic
+    /// overflow): no record could follow it, so the log ends there, torn.
+    @Test func aRecordWithTheLSNPastTheLastEndsTheLogTorn() throws {
         var bytes = LogFileHeader(generation: 1, firstLSN: .max).encoded()
         RecordFrame.append(to: &bytes, stored: [1, 2, 3], type: .transaction, flags: [], lsn: .max, syncedLSN: 0,
                            seed: RecordFrame.seed(generation: 1))
+        let frameSize = Int64(bytes.count - LogFormat.fileHeaderSize)
         for policy in [RecoveryPolicy.strict, .salvage] {
             var reader = try LogReader(bytes: bytes, path: "/hostile.log", policy: policy)
-            #expect(throws: LogError.corruption(file: "/hostile.log", offset: Int64(LogFormat.fileHeaderSize), lsn: .max, reason: .lsnOutOfSequence)) {
-                while try reader.next() != nil {}
-            }
+            #expect(try reader.next() == nil)
+            #expect(reader.end == .tornTail(offset: Int64(LogFormat.fileHeaderSize), bytesDropped: frameSize, reason: .lsnOutOfSequence))
+            #expect(reader.nextLSN == .max)
         }
     }
 }

@@ -1,0 +1,164 @@
+import Foundation
+import LensDB
+import LensLog
+import LensTestSupport
+import Testing
+
+/// Numbers a file can hold with every checksum valid that no LensDB writes:
+/// LSNs at the end of their range. Each is damage with a typed error, or
+/// proves nothing; none stops the process. Opens go through
+/// `Store`, and the `logtool` commands through ``StoreInspector``, as
+/// programs and the tool call them.
+@Suite struct OutOfRangeNumberTests {
+    let fileSystem = SimulatedFileSystem()
+    let path = "/numbers.lensdb"
+    var directory: StoreDirectory { StoreDirectory(path: path, fileSystem: fileSystem) }
+    var inspector: StoreInspector { StoreInspector(path: path, fileSystem: fileSystem) }
+
+    func openStore(_ configure: (inout StoreOptions) -> Void = { _ in }) throws -> Store {
+        var options = StoreOptions()
+        options.fileSystem = fileSystem
+        configure(&options)
+        return try Store(at: path, options: options)
+    }
+
+    /// LSNs 1 to 3, one key of table "a" each; compacted into a snapshot when asked.
+    func threeCommits(compacted: Bool = false) throws {
+        let store = try openStore()
+        for key: UInt8 in 1...3 { try store.write { $0.put([key], for: [key], in: "a") } }
+        if compacted { try store.compact() }
+        store.close()
+    }
+
+    /// What following from LSN 1 through `until` hands on.
+    func followed(until: UInt64) throws -> [UInt64] {
+        var looks = 0
+        var shown: [UInt64] = []
+        try inspector.follow(from: 1, until: until, interval: .milliseconds(1), shouldStop: {
+            looks += 1
+            return looks > 3
+        }) { shown.append($0.lsn) }
+        return shown
+    }
+
+    /// `bytes` with its header's first LSN set to `lsn` and the header checksum made to fit.
+    static func withFirstLSN(_ lsn: UInt64, _ bytes: [UInt8]) -> [UInt8] {
+        var bytes = bytes
+        overwrite(at: 24, with: littleEndian(lsn), in: &bytes)
+        overwrite(at: 32, with: littleEndian(CRC32C.checksum(Array(bytes[0..<32]))), in: &bytes)
+        return bytes
+    }
+
+    static func littleEndian<T: FixedWidthInteger>(_ value: T) -> [UInt8] {
+        withUnsafeBytes(of: value.littleEndian, Array.init)
+    }
+
+    @Test func aSnapshotClaimingTheLSNAfterTheLastIsDamaged() throws {
+        try threeCommits(compacted: true)
+        let snapshot = try #require(try directory.list().snapshots.last)
+        // Valid checksums, header and whole file: only the LSN is impossible.
+        let writer = try SnapshotWriter(fileSystem: fileSystem, path: snapshot.path, generation: snapshot.generation, lastLSN: .max)
+        _ = try writer.finish()
+        let damage = SnapshotError.lastLSNOutOfRange(file: snapshot.path, lastLSN: .max)
+        #expect(damage.description.contains("past the last LSN a record can carry"))
+
+        // logtool verify reports it; repair, which salvages the newest
+        // snapshot when none is usable, cannot read it either; follow stops
+        // with a typed error.
+        #expect(try inspector.verify().problems.contains { $0.description.hasSuffix(damage.description) })
+        #expect(throws: damage) { try inspector.repair(to: "/repaired.lensdb") }
+        #expect(throws: RecoveryError.self) { try followed(until: 3) }
+        #expect(throws: RecoveryError.self) { try openStore { $0.recovery = .salvage; $0.readOnly = true } }
+
+        // The logs before the snapshot are gone: no usable state, and the error says why.
+        let error = #expect(throws: RecoveryError.self) { try openStore() }
+        guard case .noUsableSnapshot(_, let damaged)? = error else {
+            Issue.record("expected noUsableSnapshot, got \(String(describing: error))")
+            return
+        }
+        #expect(damaged.map(\.problem) == [damage.description])
+    }
+
+    @Test func aCleanCloseClaimingTheLSNAfterTheLastProvesNothing() throws {
+        #expect(CleanClose(decoding: CleanClose(lastLSN: .max).encoded()).lastLSN == nil)
+        #expect(CleanClose(decoding: CleanClose(lastLSN: LogFormat.maxLSN).encoded()).lastLSN == LogFormat.maxLSN)
+
+        try threeCommits()
+        fileSystem.setContents(CleanClose(lastLSN: .max).encoded(), of: directory.closedMarkerPath)
+        // A close that proves nothing past the log: the records read are the state, with either policy.
+        _ = try inspector.info()
+        #expect(try inspector.verify().problems.isEmpty)
+        let salvaged = try openStore { $0.recovery = .salvage; $0.readOnly = true }
+        #expect(salvaged.current.count(in: "a") == 3)
+        salvaged.close()
+        let store = try openStore()
+        #expect(store.current.count(in: "a") == 3)
+        store.close()
+    }
+
+    @Test func aLogHeaderStartingAtLSNZeroIsDamaged() throws {
+        let header = LogFileHeader(generation: 2, firstLSN: 0).encoded()
+        #expect(throws: LogError.firstLSNOutOfRange(file: "l", firstLSN: 0)) {
+            try header.withUnsafeBytes { try LogFileHeader(decoding: $0, file: "l") }
+        }
+
+        try threeCommits()
+        // A later log whose header verifies and starts at LSN 0: no record follows it.
+        let next = try directory.list().newestGeneration + 1
+        fileSystem.setContents(LogFileHeader(generation: next, firstLSN: 0).encoded(), of: directory.logPath(generation: next))
+        #expect(try followed(until: 3) == [1, 2, 3])
+        let store = try openStore { $0.readOnly = true }
+        #expect(store.current.count(in: "a") == 3)
+        store.close()
+    }
+
+    @Test func aRecordClaimingTheLSNAfterTheLastIsDamage() throws {
+        try threeCommits()
+        // A later log starting at the LSN after the last, holding one record
+        // with that LSN: header and record checksums valid.
+        let next = try directory.list().newestGeneration + 1
+        let scratch = "/scratch.log"
+        let writer = try LogWriter.create(fileSystem: fileSystem, path: scratch, generation: next, firstLSN: 4)
+        try writer.append([1, 2, 3], durability: .full)
+        writer.close()
+        var bytes = Self.withFirstLSN(.max, try #require(fileSystem.contents(of: scratch)))
+        let frame = LogFormat.fileHeaderSize
+        overwrite(at: frame + 8, with: Self.littleEndian(UInt64.max), in: &bytes)
+        rechecksumLogRecord(at: frame, in: &bytes, generation: next)
+        fileSystem.setContents(bytes, of: directory.logPath(generation: next))
+        try fileSystem.removeFile(at: scratch)
+
+        // The record is a torn tail (no record could follow it to prove it),
+        // and the log, which continues nothing, holds only that.
+        let log = directory.logPath(generation: next)
+        #expect(try followed(until: 3) == [1, 2, 3])
+        let notes = try inspector.verify().notes
+        #expect(notes.contains { $0.hasPrefix(log) && $0.contains("at offset \(frame) (lsnOutOfSequence)") })
+        let store = try openStore { $0.readOnly = true }
+        #expect(store.current.count(in: "a") == 3)
+        store.close()
+    }
+
+    @Test func aStoreOutOfLSNsRefusesAWriteAndGoesOn() throws {
+        // A store whose snapshot holds everything through the last LSN a record can carry.
+        try fileSystem.createDirectory(at: path, permissions: nil)
+        try directory.writeIdentity()
+        let snapshot = try SnapshotWriter(fileSystem: fileSystem, path: directory.snapshotPath(generation: 1), generation: 1, lastLSN: LogFormat.maxLSN)
+        _ = try snapshot.finish()
+        try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: 1), generation: 1, firstLSN: .max).close()
+
+        let store = try openStore()
+        #expect(throws: LogError.lsnsExhausted(file: directory.logPath(generation: 2))) {
+            try store.write { $0.put([1], for: [1], in: "a") }
+        }
+        // Nothing was written, and the store is not failed: reads go on, and the next write gets the same answer.
+        #expect(store.current.count(in: "a") == 0)
+        #expect(throws: LogError.lsnsExhausted(file: directory.logPath(generation: 2))) {
+            try store.write { $0.put([2], for: [2], in: "a") }
+        }
+        store.close()
+        let reopened = try openStore()
+        #expect(reopened.current.count(in: "a") == 0)
+        reopened.close()
+    }
+}
