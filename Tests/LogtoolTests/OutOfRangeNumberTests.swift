@@ -5,8 +5,8 @@ import LensTestSupport
 import Testing
 
 /// Numbers a file can hold with every checksum valid that no LensDB writes:
-/// LSNs at the end of their range. Each is damage with a typed error, or
-/// proves nothing; none stops the process. Opens go through
+/// LSNs and generations at the end of their range. Each is damage with a
+/// typed error, or proves nothing; none stops the process. Opens go through
 /// `Store`, and the `logtool` commands through ``StoreInspector``, as
 /// programs and the tool call them.
 @Suite struct OutOfRangeNumberTests {
@@ -160,5 +160,30 @@ import Testing
         let reopened = try openStore()
         #expect(reopened.current.count(in: "a") == 0)
         reopened.close()
+    }
+
+    @Test func aStoreAtTheLastGenerationIsRefusedBeforeAnythingChanges() throws {
+        try threeCommits()
+        let log = try #require(try directory.list().logs.last)
+        // One generation before the last: a writable open starts the last
+        // one, and a compaction or key change would need the one after it.
+        try fileSystem.rename(log.path, to: directory.logPath(generation: .max - 1))
+        let store = try openStore()
+        try store.write { $0.put([4], for: [4], in: "a") }
+        #expect(throws: StoreError.generationsExhausted(path: path)) { try store.compact() }
+        #expect(throws: StoreError.generationsExhausted(path: path)) { try store.changeEncryptionKey(to: TestKeys.first) }
+        try store.write { $0.put([5], for: [5], in: "a") }
+        store.close()
+        #expect(try directory.list().logs.map(\.generation) == [.max - 1, .max])
+
+        // Now the files reach the last generation: a writable open is refused
+        // and leaves every file as it was; a read-only open reads it all.
+        let before = try fileSystem.listDirectory(path).sorted()
+        #expect(throws: StoreError.generationsExhausted(path: path)) { try openStore() }
+        #expect(try fileSystem.listDirectory(path).sorted() == before)
+        #expect(StoreError.generationsExhausted(path: path).description.contains("open the store read-only"))
+        let reader = try openStore { $0.readOnly = true }
+        #expect(reader.current.count(in: "a") == 5)
+        reader.close()
     }
 }

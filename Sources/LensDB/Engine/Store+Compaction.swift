@@ -83,7 +83,7 @@ extension Store {
         let (generation, key) = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) {
             side throws -> (UInt64, EncryptionKey?) in
             try checkWritable(side)
-            return (side.generation + 1, side.key)
+            return (try StoreError.generation(after: side.generation, path: directory.path), side.key)
         }
         let prepared = try PreparedLog(
             fileSystem: directory.fileSystem, path: directory.logPath(generation: generation),

@@ -66,7 +66,7 @@ extension Store {
         let (oldLog, generation, snapshotBytes) = try writer.withLock(reentry: StoreError.reentrantWrite(path: directory.path)) {
             side throws -> (LogWriter?, UInt64, Int64) in
             try checkWritable(side)
-            let generation = side.generation + 1
+            let generation = try StoreError.generation(after: side.generation, path: directory.path)
             do {
                 if side.log == nil { side.log = try startLog(in: directory, side: side) }
                 try side.log?.syncFile()

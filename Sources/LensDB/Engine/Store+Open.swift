@@ -51,7 +51,11 @@ extension Store {
             var listing = try directory.list()
             // Read, not removed: an open that fails must leave the proof for the next one.
             let cleanClose = try directory.cleanClose()
-            if !options.readOnly { try removeTemporaries(&listing, directory) }
+            if !options.readOnly {
+                // Refused before anything changes: a writable open starts the next generation's log.
+                _ = try StoreError.generation(after: listing.newestGeneration, path: directory.path)
+                try removeTemporaries(&listing, directory)
+            }
             var state = StoreState()
             var unproven: [LogRecord] = []
             // A clean close proves its records (a marker without an LSN,
@@ -100,7 +104,7 @@ extension Store {
                 var removed = try remove(directory.logsRemovedByOpen(after: report), directory)
                 // The next log is created by the first write: an open that
                 // only reads costs no file creation and no sync.
-                opened.generation += 1
+                opened.generation += 1  // checked above
                 if !unproven.isEmpty {
                     let log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
                     opened.log = log

@@ -54,6 +54,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// protected nor encrypted from the next write on. Open it without a
     /// key, then ``Store/changeEncryptionKey(to:)`` encrypts it whole.
     case notEncrypted(path: String, file: String, given: KeyID)
+    /// The store's files are numbered up to the last generation a file name
+    /// holds (`ffffffffffffffff`), so it cannot start another log or
+    /// snapshot: a writable open, a compaction or a key change refuses
+    /// before it changes anything. No LensDB numbers files that far, so a
+    /// file was named by hand; a read-only open still reads the store.
+    case generationsExhausted(path: String)
 
     public var description: String {
         switch self {
@@ -81,9 +87,18 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is encrypted with the key whose id is \(found) (\(file) says so), not with the key given (id \(given)); open it with key \(found), or, if its key was just changed, with the new key"
         case let .notEncrypted(path, file, given):
             "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
+        case let .generationsExhausted(path):
+            "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. Nothing changed: open the store read-only and copy its data into a new store"
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
         }
+    }
+
+    /// The generation after `generation`, which names the next log and snapshot.
+    /// - Throws: ``generationsExhausted(path:)`` when `generation` is the last.
+    static func generation(after generation: UInt64, path: String) throws(StoreError) -> UInt64 {
+        guard generation < .max else { throw .generationsExhausted(path: path) }
+        return generation + 1
     }
 
     /// The open of the store at `path` met `error`: the key does not fit a file.
