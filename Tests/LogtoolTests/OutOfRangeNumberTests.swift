@@ -5,8 +5,9 @@ import LensTestSupport
 import Testing
 
 /// Numbers a file can hold with every checksum valid that no LensDB writes:
-/// LSNs and generations at the end of their range. Each is damage with a
-/// typed error, or proves nothing; none stops the process. Opens go through
+/// LSNs and generations at the end of their range, and a count larger than
+/// its record could hold. Each is damage with a typed error, or proves
+/// nothing; none stops the process. Opens go through
 /// `Store`, and the `logtool` commands through ``StoreInspector``, as
 /// programs and the tool call them.
 @Suite struct OutOfRangeNumberTests {
@@ -185,5 +186,40 @@ import Testing
         let reader = try openStore { $0.readOnly = true }
         #expect(reader.current.count(in: "a") == 5)
         reader.close()
+    }
+
+    /// A record whose operation count claims nearly as many operations as
+    /// its 64 MiB payload has bytes (zeros, about 260 KB stored):
+    /// decoding reserves room for a bounded number ahead, finds no valid
+    /// operation, and `logtool dump` reports the record, in a process whose
+    /// address space cannot hold the gigabytes the count would ask for.
+    @Test func aRecordClaimingMillionsOfOperationsReservesRoomForFew() throws {
+        let temporary = try TemporaryDirectory("counts")
+        defer { temporary.remove() }
+        let store = "\(temporary.path)/counts.lensdb"
+        let opened = try Store(at: store)
+        try opened.write { $0.put([1], for: [1], in: "a") }
+        opened.close()
+        let directory = StoreDirectory(path: store, fileSystem: POSIXFileSystem())
+        let next = try directory.list().newestGeneration + 1
+        var payload = [UInt8](repeating: 0, count: LogFormat.maxPayloadSize)
+        let count = UInt64(payload.count - 4)
+        for index in 0..<4 { payload[index] = UInt8(truncatingIfNeeded: count >> (7 * UInt64(index))) | (index < 3 ? 0x80 : 0) }
+        let log = try LogWriter.create(fileSystem: POSIXFileSystem(), path: directory.logPath(generation: next), generation: next, firstLSN: 2)
+        try log.append(payload, durability: .full)
+        log.close()
+
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: "/bin/sh")
+        // 3 GiB of address space: the dump itself needs a few hundred MiB.
+        shell.arguments = ["-c", "ulimit -v 3145728 && exec \"$0\" dump \"$1\" --from 2", logtoolBinary.path, store]
+        let output = Pipe()
+        shell.standardOutput = output
+        shell.standardError = output
+        try shell.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        shell.waitUntilExit()
+        #expect(shell.terminationReason == .exit, "\(text)")
+        #expect(text.contains("the record verifies but is not a valid transaction"), "\(text)")
     }
 }

@@ -171,18 +171,25 @@ enum TransactionFormat {
         varintSize(UInt64(count)) + count
     }
 
+    /// How many operations ``decode(_:)`` reserves room for ahead of reading
+    /// them (about 4.5 MiB): a count field costs a damaged record nothing to
+    /// claim, so a 64 MiB payload could otherwise ask for gigabytes.
+    static let maxReservedOperations = 1 << 16
+
     /// The bytes of `value` as a LEB128 varint.
     static func varintSize(_ value: UInt64) -> Int {
         max(1, (UInt64.bitWidth - value.leadingZeroBitCount + 6) / 7)
     }
 
     /// The operations of a payload, values left encoded; nil when malformed.
-    /// Never allocates more than the payload's own length justifies.
+    /// Never allocates more than the payload's own bytes justify: the count
+    /// is trusted for at most ``maxReservedOperations``, and past that the
+    /// array grows only with operations actually decoded.
     static func decode(_ payload: [UInt8]) -> [Operation]? {
         var cursor = ByteCursor(payload)
         guard let count = cursor.varint(), count <= UInt64(payload.count) else { return nil }
         var operations: [Operation] = []
-        operations.reserveCapacity(Int(count))
+        operations.reserveCapacity(Int(min(count, UInt64(maxReservedOperations))))
         for _ in 0..<count {
             guard let operation = decodeOperation(&cursor) else { return nil }
             operations.append(operation)
