@@ -6,6 +6,9 @@ extension Document {
     ///
     /// Values JSON has no type for become strings: `.date` an ISO 8601 time
     /// with fractional seconds, `.uuid` its canonical string, `.bytes` base64.
+    /// A date outside years 1 to 9999 (or not finite, which only damage
+    /// makes) is a number instead, its seconds since 2001, as a
+    /// `Codable` `Date` is by default: ISO 8601 text would name another date.
     /// Non-finite doubles are written as the bare words `NaN`, `Infinity` and
     /// `-Infinity` (as JSON5 does), which ``init(json:)-(String)`` reads back.
     ///
@@ -27,7 +30,13 @@ extension Document {
         case let .double(value): output.append(contentsOf: Document.jsonNumber(value).utf8)
         case let .string(value): Document.appendQuoted(value, to: &output)
         case let .bytes(value): Document.appendQuoted(Data(value).base64EncodedString(), to: &output)
-        case let .date(value): Document.appendQuoted(value.formatted(Document.iso8601), to: &output)
+        case let .date(value) where Document.iso8601Years.contains(value.timeIntervalSince1970):
+            Document.appendQuoted(value.formatted(Document.iso8601), to: &output)
+        case let .date(value):
+            // Outside years 1–9999 the formatter writes a wrong date (it
+            // clamps; NaN becomes 4713 BC). Seconds since 2001 read back
+            // as the same date.
+            output.append(contentsOf: Document.jsonNumber(value.timeIntervalSinceReferenceDate).utf8)
         case let .uuid(value): Document.appendQuoted(value.uuidString, to: &output)
         case let .array(elements):
             appendContainer("[", "]", elements.count, to: &output, pretty: pretty, indent: indent) { index, output in
@@ -63,6 +72,9 @@ extension Document {
     }
 
     static let iso8601 = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+    /// The dates, in seconds since 1970, that ``iso8601`` writes as they
+    /// are: from 0001-01-01 through 9999-12-31 (UTC).
+    static let iso8601Years = -62_135_596_800.0..<253_402_300_800.0
 
     static func jsonNumber(_ value: Double) -> String {
         if value.isNaN { return "NaN" }

@@ -86,6 +86,22 @@ import Testing
         #expect(throws: DecodingError.self) { try DocumentDecoder().decode(Date.self, from: "yesterday") }
     }
 
+    /// ISO 8601 text covers years 1 to 9999; past them the formatter clamps
+    /// (to 4713 BC for NaN), so such a date is its seconds since 2001, a
+    /// number, which decodes back as the same date.
+    @Test func datesISO8601CannotWriteAreNumbersInJSON() throws {
+        #expect(Document.date(Date(timeIntervalSinceReferenceDate: .nan)).jsonString() == "NaN")
+        #expect(Document.date(Date(timeIntervalSinceReferenceDate: .infinity)).jsonString() == "Infinity")
+        #expect(Document.date(Date(timeIntervalSinceReferenceDate: -.infinity)).jsonString() == "-Infinity")
+        #expect(Document.date(Date(timeIntervalSince1970: 253_402_300_799)).jsonString() == #""9999-12-31T23:59:59.000Z""#)
+        #expect(Document.date(Date(timeIntervalSince1970: -62_135_596_800)).jsonString().hasPrefix(#""0001-"#))
+        for date in [Date(timeIntervalSince1970: 253_402_300_800), Date(timeIntervalSince1970: -62_135_596_801), Date(timeIntervalSinceReferenceDate: 1e15)] {
+            let json = Document.date(date).jsonString()
+            #expect(Double(json) == date.timeIntervalSinceReferenceDate, "\(json)")
+            #expect(try DocumentDecoder().decode(Date.self, from: Document(json: json)) == date)
+        }
+    }
+
     @Test func typedBytesShowAsJSONWithoutTheType() throws {
         let bytes = try ValueEncoder().encode(Address(street: "1 Main St", city: "Paris", zip: nil))
         #expect(try Document(decodingBinary: bytes).jsonString() == #"{"city":"Paris","street":"1 Main St"}"#)
