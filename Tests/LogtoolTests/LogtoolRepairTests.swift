@@ -27,6 +27,29 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".") })
     }
 
+    /// The advice of a failed open, followed: the open leaves the damaged
+    /// snapshot in place, and `logtool repair` salvages every entry from it
+    /// (only its trailer is damaged); from one an earlier LensDB set aside
+    /// too. A crash after the compaction: no marker proves the history.
+    @Test func repairAfterAFailedOpenSalvagesTheSnapshotInPlaceOrSetAside() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        for setAsideEarlier in [false, true] {
+            let store = try stores.healthy(setAsideEarlier ? "set-aside" : "in-place", compacted: true)
+            let expected = try logtool("dump", store, "--snapshot", "--json").out
+            let directory = StoreDirectory(path: store, fileSystem: POSIXFileSystem())
+            try POSIXFileSystem().removeFile(at: directory.closedMarkerPath)
+            let snapshot = try stores.snapshotPath(store)
+            try stores.edit(snapshot) { $0[$0.count - 1] ^= 0xFF }
+            if setAsideEarlier { try directory.setAside(snapshot) }
+            #expect(throws: RecoveryError.self) { try Store(at: store) }
+            let output = "\(stores.directory.path)/\(setAsideEarlier ? "set-aside" : "in-place")-out.lensdb"
+            let repair = try logtool("repair", store, "--output", output)
+            #expect(repair.status == 0, "\(repair.err)")
+            #expect(try logtool("dump", output, "--snapshot", "--json").out == expected, "setAsideEarlier: \(setAsideEarlier)")
+        }
+    }
+
     @Test func repairOfATruncatedSnapshotWhoseLogsAreGoneKeepsWhatVerifiesAndPassesVerify() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }

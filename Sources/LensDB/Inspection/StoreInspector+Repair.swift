@@ -159,28 +159,31 @@ extension StoreInspector {
 
     /// What recovery under `.salvage` can read; when no snapshot is usable
     /// and the logs before it are gone, the newest snapshot salvaged chunk by
-    /// chunk plus the logs after it.
+    /// chunk plus the logs after it: the newest in place, or else the newest
+    /// an earlier open set aside.
     private func salvagedState(progress: ProgressHandler?) throws -> (StoreState, RecoveryReport, [String]) {
         do {
             let (state, recovery) = try recoveredState(policy: .salvage, progress: progress)
             return (state, recovery, [])
         } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
-            guard let newest = listing.snapshots.last else { throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage") }
-            let salvaged = try SnapshotFile.salvage(bytes: read(newest.path), path: newest.path, cipher: key)
+            guard let newest = listing.snapshots.last?.path ?? listing.setAsideSnapshots.last else {
+                throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage")
+            }
+            let salvaged = try SnapshotFile.salvage(bytes: read(newest), path: newest, cipher: key)
             var loader = SnapshotLoader(lastLSN: salvaged.lastLSN)
             for item in salvaged.items { _ = loader.add(item) }
             var state = loader.state
             var recovery = RecoveryReport()
             recovery.damagedSnapshots = damaged
-            let base = SnapshotSummary(path: newest.path, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
+            let base = SnapshotSummary(path: newest, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
             try chain(policy: .salvage)
                 .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
                     try Store.replay(record, from: file, into: &state)
                 }
             let lost = salvaged.droppedRanges.map {
-                "\(newest.path): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
-            } + (salvaged.orphanedEntries > 0 ? ["\(newest.path): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
+                "\(newest): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
+            } + (salvaged.orphanedEntries > 0 ? ["\(newest): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
             return (state, recovery, lost)
         }
     }

@@ -9,7 +9,8 @@
 /// - `snapshot-<generation>.snap.tmp`, `log-<generation>.log.tmp`: a
 ///   snapshot or log being written; removed on open;
 /// - `log-….damaged`, `snapshot-….damaged`: a file recovery or repair set
-///   aside; never read, never deleted.
+///   aside; never read by an open (`logtool repair` salvages a snapshot
+///   from one when none is in place), never deleted.
 ///
 /// Any other name is not the store's: LensDB never reads, moves or deletes
 /// it. A directory that holds other files and none of these is not a store
@@ -71,6 +72,7 @@ public struct StoreDirectory: Sendable {
         public var snapshots: [(generation: UInt64, path: String)] = []
         /// Snapshots and logs a crash left half written (`….tmp` of a log's or snapshot's name).
         public var temporaries: [String] = []
+        /// Files recovery set aside as damaged (`….damaged`); never read by an open.
         public var setAside: [String] = []
         /// Names LensDB did not write; left alone.
         public var unknown: [String] = []
@@ -95,6 +97,12 @@ public struct StoreDirectory: Sendable {
             // directory: many programs name a lock file LOCK.
             if unknown.isEmpty { return hasLockOrMarker ? .store : .empty }
             return .foreign(entries: unknown)
+        }
+
+        /// The snapshots among ``setAside``, lowest generation first: what
+        /// `logtool repair` salvages when no snapshot is in place.
+        public var setAsideSnapshots: [String] {
+            setAside.filter { $0.split(separator: "/").last?.hasPrefix(StoreDirectory.snapshotPrefix) == true }.sorted()
         }
 
         /// The highest generation of any log or snapshot (0 for none).

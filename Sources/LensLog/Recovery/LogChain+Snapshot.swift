@@ -5,10 +5,14 @@ extension LogChain {
     /// Compaction creates log G before snapshot G takes effect and deletes
     /// it only after a newer snapshot has, so a snapshot whose log is gone was
     /// superseded, and falling back to it would skip transactions. Damaged
-    /// snapshots are set aside (renamed, never deleted) and reported.
+    /// snapshots are reported, and set aside (renamed, never deleted) once
+    /// a state is chosen without them: when none is, every file stays as it
+    /// is, for the next open and for `logtool repair`, which salvages the
+    /// newest snapshot chunk by chunk.
     func chooseSnapshot(
         listing: StoreDirectory.Listing, report: inout RecoveryReport, load: (SnapshotFile) throws -> Void
     ) throws -> SnapshotSummary? {
+        var damaged: [String] = []
         for candidate in listing.snapshots.reversed() {
             do {
                 let snapshot = try SnapshotFile(fileSystem: directory.fileSystem, path: candidate.path)
@@ -28,16 +32,36 @@ extension LogChain {
                 let summary = SnapshotSummary(
                     path: candidate.path, generation: snapshot.generation, lastLSN: snapshot.lastLSN, size: snapshot.size)
                 report.snapshot = summary
+                try setAside(damaged, &report)
                 return summary
             } catch let error as SnapshotError {
-                let movedTo = setAsideDamaged ? try directory.setAside(candidate.path) : nil
-                report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: movedTo, problem: error.description))
+                damaged.append(candidate.path)
+                report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: nil, problem: error.description))
             }
         }
-        guard try listing.snapshots.isEmpty || logsStartAtTheBeginning(listing) else {
-            throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots)
+        // Logs that do not reach back to LSN 1 continue a snapshot. One set
+        // aside earlier (by an open of an earlier LensDB, which did so even
+        // when the open then failed) may hold that history: it is named,
+        // never taken as absent.
+        let earlier = listing.setAsideSnapshots.map {
+            DamagedFile(path: $0, movedTo: $0, problem: "set aside as damaged by an earlier open; it may hold the history the logs lack")
         }
+        guard try (listing.snapshots.isEmpty && earlier.isEmpty) || logsStartAtTheBeginning(listing) else {
+            throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots + earlier)
+        }
+        try setAside(damaged, &report)
         return nil
+    }
+
+    /// Sets aside the snapshots in `paths`, reported damaged, and notes where each went.
+    private func setAside(_ paths: [String], _ report: inout RecoveryReport) throws {
+        guard setAsideDamaged else { return }
+        for path in paths {
+            let movedTo = try directory.setAside(path)
+            for index in report.damagedSnapshots.indices where report.damagedSnapshots[index].path == path {
+                report.damagedSnapshots[index].movedTo = movedTo
+            }
+        }
     }
 
     /// Whether the logs still hold the whole history, from LSN 1: the first

@@ -3,7 +3,8 @@
 public struct RecoveryReport: Sendable, Equatable {
     /// The snapshot the state started from, if any.
     public var snapshot: SnapshotSummary?
-    /// Snapshots that failed validation, with why; set aside unless read-only.
+    /// Snapshots that failed validation, with why; set aside once a state
+    /// without them is chosen, unless read-only.
     public var damagedSnapshots: [DamagedFile] = []
     /// Log files whose records were replayed, in order.
     public var logsRead: [ReplayedLog] = []

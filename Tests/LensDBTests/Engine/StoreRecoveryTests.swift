@@ -68,22 +68,49 @@ import Testing
         #expect(store.openStatistics.recovery.tornBytes > 0)
     }
 
-    @Test func damagedSnapshotIsSetAsideAndOpenNamesLogtoolRepair() throws {
+    /// With no state to take instead, an open leaves the damaged snapshot
+    /// where it is: the next open must find it again, not a store whose
+    /// history starts after it, and `logtool repair` salvages it from there
+    /// (LogtoolRepairTests). No marker: a crash after the compaction, so no
+    /// clean close proves what the snapshot held.
+    @Test func aDamagedSnapshotNothingReplacesStaysInPlaceAndEveryOpenSaysSo() throws {
         let fileSystem = SimulatedFileSystem()
         let store = try Store(at: path, options: options(fileSystem))
         try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
         try store.compact()
         store.close()
-        let snapshot = try StoreDirectory(path: path, fileSystem: fileSystem).list().snapshots.last!.path
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        try fileSystem.removeFile(at: directory.closedMarkerPath)
+        let snapshot = try directory.list().snapshots.last!.path
         fileSystem.flip(byteAt: 40, inFile: snapshot)
-        do {
-            _ = try Store(at: path, options: options(fileSystem))
-            Issue.record("open must fail: the logs before the snapshot are gone")
-        } catch let error as RecoveryError {
-            #expect("\(error)".contains("logtool repair"))
+        let before = try fileSystem.listDirectory(path).sorted()
+        for _ in 0..<2 {
+            let error = #expect(throws: RecoveryError.self) { try Store(at: path, options: options(fileSystem)) }
+            #expect(error.map { "\($0)" }?.contains("logtool repair") == true)
+            guard case .noUsableSnapshot(_, let damaged)? = error else { continue }
+            #expect(damaged.map(\.path) == [snapshot])
+            #expect(damaged.first?.movedTo == nil)
         }
-        let listing = try StoreDirectory(path: path, fileSystem: fileSystem).list()
-        #expect(listing.setAside == [snapshot + ".damaged"], "set aside, never deleted")
+        #expect(try fileSystem.listDirectory(path).sorted() == before, "an open that fails changes no file")
+    }
+
+    /// An earlier LensDB set the snapshot aside even when the open then
+    /// failed, and the next open took the logs after it for the whole
+    /// history. That snapshot is named now, never taken as absent.
+    @Test func aSnapshotSetAsideByAFailedOpenIsNamedNotSkipped() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        try store.compact()
+        store.close()
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        try fileSystem.removeFile(at: directory.closedMarkerPath)
+        let setAside = try directory.setAside(try directory.list().snapshots.last!.path)
+        for policy in [RecoveryPolicy.strict, .salvage] {
+            let error = #expect(throws: RecoveryError.self) { try Store(at: path, options: options(fileSystem, policy)) }
+            guard case .noUsableSnapshot(_, let damaged)? = error else { continue }
+            #expect(damaged.map(\.path) == [setAside])
+        }
     }
 
     @Test func damagedNewestSnapshotFallsBackToThePreviousWhenItsLogsRemain() throws {
