@@ -149,9 +149,11 @@ import Testing
         try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: 1), generation: 1, firstLSN: .max).close()
 
         let store = try openStore()
+        let files = try fileSystem.listDirectory(path).sorted()
         #expect(throws: LogError.lsnsExhausted(file: directory.logPath(generation: 2))) {
             try store.write { $0.put([1], for: [1], in: "a") }
         }
+        #expect(try fileSystem.listDirectory(path).sorted() == files, "no log was started for it")
         // Nothing was written, and the store is not failed: reads go on, and the next write gets the same answer.
         #expect(store.current.count(in: "a") == 0)
         #expect(throws: LogError.lsnsExhausted(file: directory.logPath(generation: 2))) {

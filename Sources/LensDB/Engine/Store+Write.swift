@@ -89,6 +89,10 @@ extension Store {
             // A record a batch had made ahead, continued with what came after it.
             let madeAhead = split == nil ? Result { try transaction.recordOfEveryOperation() } : .success(nil)
             var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
+            // Refused before a log is started or a record made: the
+            // transaction fails, the store goes on.
+            try Self.checkLSNs(
+                records.count, after: side.head.lsn, log: side.log?.path ?? directory?.logPath(generation: side.generation) ?? ":memory:")
             var next = transaction.state
             next.lsn = side.head.lsn + UInt64(records.count)
             if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
@@ -143,6 +147,12 @@ extension Store {
             side.commits += 1
             return (result, Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations))
         }
+    }
+
+    /// Throws ``LogError/lsnsExhausted(file:)``, naming `log`, when `count`
+    /// records after LSN `lsn` would carry an LSN past ``LogFormat/maxLSN``.
+    static func checkLSNs(_ count: Int, after lsn: UInt64, log: String) throws(LogError) {
+        guard UInt64(count) <= LogFormat.maxLSN - lsn else { throw .lsnsExhausted(file: log) }
     }
 
     /// Whether `error`, thrown while a record was made or queued, left the

@@ -145,6 +145,7 @@ public struct Migrator: Sendable {
         let batches = MigrationJournal.batches(of: changes, base: base, limit: limit)
         let running = history
         let records = MigrationJournal.recordCount(batches: batches.count)
+        try Store.checkLSNs(records, after: base.lsn, log: store)
         history.record(AppliedMigration(name: migration.name, lsn: base.lsn + UInt64(records), tables: context.touched.sorted()),
                        versions: context.versions)
         history.write(to: &tx)

@@ -86,6 +86,38 @@ import Testing
         #expect(try Self.recoveredHistory(fileSystem).running == nil)
     }
 
+    /// A batched migration takes several LSNs at once. On a store with
+    /// fewer left (its snapshot says it holds nearly the last LSN a record
+    /// can carry), it is refused before a log is started or a record made,
+    /// and the store goes on to use the LSNs it has, one commit each.
+    @Test func aBatchedMigrationNeedingMoreLSNsThanAreLeftIsRefusedBeforeAnyRecord() throws {
+        let (populated, _) = try Self.populated()
+        let reader = try Store(at: Self.path, options: Self.options(populated, readOnly: true))
+        var state = reader.current
+        reader.close()
+        state.lsn = LogFormat.maxLSN - 2
+        let fileSystem = SimulatedFileSystem()
+        try fileSystem.createDirectory(at: Self.path, permissions: nil)
+        let directory = StoreDirectory(path: Self.path, fileSystem: fileSystem)
+        try directory.writeIdentity()
+        _ = try Store.writeSnapshot(of: state, generation: 1, in: directory, compression: .lz4, key: nil)
+        try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: 1), generation: 1, firstLSN: state.lsn + 1).close()
+
+        let store = try Store(at: Self.path, options: Self.options(fileSystem))
+        defer { store.close() }
+        let files = try fileSystem.listDirectory(Self.path).sorted()
+        #expect(throws: LogError.lsnsExhausted(file: Self.path)) { try Self.migrator(batchBytes: 2048).migrate(store) }
+        #expect(try fileSystem.listDirectory(Self.path).sorted() == files, "no log was started for it")
+        #expect(store.current.lsn == LogFormat.maxLSN - 2)
+        #expect(try store.migrationHistory().applied.isEmpty)
+        try Self.migrator(batchBytes: 64 << 20).migrate(store)
+        try store.write { tx in tx.setRoot([1], named: "marker") }
+        #expect(store.current.lsn == LogFormat.maxLSN)
+        #expect(throws: LogError.lsnsExhausted(file: directory.logPath(generation: 2))) {
+            try store.write { tx in tx.removeRoot(named: "marker") }
+        }
+    }
+
     /// A row too large to share a record with its undo keeps the
     /// migration in one record, as before batches: it still runs.
     @Test func aMigrationOfARowTooLargeForABatchIsOneRecord() throws {
