@@ -52,4 +52,35 @@ import Testing
         #expect(rest.status == 0)
         #expect(try rest.out.split(separator: "\n").map { try object(String($0))["lsn"] as? Int } == [1, 3])
     }
+
+    /// A date ISO 8601 text cannot name (damage, or past year 9999) prints
+    /// as its seconds since 2001, in `--json` and in the text dump alike;
+    /// any other as ISO 8601.
+    @Test func datesPastWhatISO8601NamesPrintAsNumbersNotAsAnotherDate() throws {
+        let directory = try TemporaryDirectory("dates")
+        defer { directory.remove() }
+        let path = "\(directory.path)/dates.lensdb"
+        let store = try Store(at: path)
+        let encoding = TableEncoding(key: .int64, value: .valueFormat)
+        let dates = [Date(timeIntervalSince1970: 1_700_000_000), Date(timeIntervalSinceReferenceDate: .nan), Date(timeIntervalSince1970: 253_402_300_800)]
+        try store.write { tx in
+            for (index, date) in dates.enumerated() {
+                tx.put(.encoded((["d": .date(date)] as Document).binaryEncoded()), for: OrderedKey.int64(Int64(index)), in: "dates", encoding: encoding)
+            }
+        }
+        store.close()
+        let json = try logtool("dump", path, "--json")
+        #expect(json.status == 0, "\(json.err)")
+        let operations = try #require(try object(String(json.out.split(separator: "\n")[0]))["operations"] as? [[String: Any]])
+        let shown = try operations.filter { $0["op"] as? String == "put" }.map { operation in
+            let value = try #require(operation["value"] as? [String: Any])
+            return try #require((value["json"] as? [String: Any])?["d"])
+        }
+        #expect(shown[0] as? String == "2023-11-14T22:13:20Z")
+        #expect(shown[1] as? String == "NaN")
+        #expect((shown[2] as? NSNumber)?.doubleValue == dates[2].timeIntervalSinceReferenceDate)
+        let text = try logtool("dump", path).out
+        #expect(text.contains(#"{"d":"2023-11-14T22:13:20.000Z"}"#) && text.contains(#"{"d":NaN}"#), "\(text)")
+        #expect(text.contains(#"{"d":252423993600.0}"#), "\(text)")
+    }
 }

@@ -250,11 +250,21 @@ struct EncodingCatalog {
 }
 
 /// JSON as `logtool --json` prints it: sorted keys, ISO 8601 dates, and
-/// NaN / ±infinity as strings so that every value prints.
+/// NaN / ±infinity as strings so that every value prints. A date outside
+/// years 1 to 9999 (or not finite) is its seconds since 2001, as
+/// ``Document/jsonString(pretty:)`` writes it: ISO 8601 text would name
+/// another date.
 public func inspectionJSON<T: Encodable>(_ value: T, pretty: Bool = true) throws -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = pretty ? [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes] : [.sortedKeys, .withoutEscapingSlashes]
-    encoder.dateEncodingStrategy = .iso8601
+    encoder.dateEncodingStrategy = .custom { date, encoder in
+        var single = encoder.singleValueContainer()
+        if Document.iso8601Years.contains(date.timeIntervalSince1970) {
+            try single.encode(date.formatted(.iso8601))
+        } else {
+            try single.encode(date.timeIntervalSinceReferenceDate)
+        }
+    }
     encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "Infinity", negativeInfinity: "-Infinity", nan: "NaN")
     return String(decoding: try encoder.encode(value), as: UTF8.self)
 }
