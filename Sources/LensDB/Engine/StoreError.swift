@@ -57,8 +57,9 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The store's files are numbered up to the last generation a file name
     /// holds (`ffffffffffffffff`), so it cannot start another log or
     /// snapshot: a writable open, a compaction or a key change refuses
-    /// before it changes anything. No LensDB numbers files that far, so a
-    /// file was named by hand; a read-only open still reads the store.
+    /// before it changes a log or snapshot. No LensDB numbers files that
+    /// far, so a file was named by hand; a read-only open still reads the
+    /// store, and `logtool repair` writes it anew from generation 1.
     case generationsExhausted(path: String)
 
     public var description: String {
@@ -88,7 +89,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notEncrypted(path, file, given):
             "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
         case let .generationsExhausted(path):
-            "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. Nothing changed: open the store read-only and copy its data into a new store"
+            "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. No log or snapshot changed, and a read-only open still reads the store: run `logtool repair \(path) --in-place`, which writes it anew from generation 1"
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
         }

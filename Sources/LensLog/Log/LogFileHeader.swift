@@ -62,7 +62,8 @@ public struct LogFileHeader: Sendable, Equatable {
     }
 
     /// Validates and decodes a header in the order magic → version →
-    /// length → checksum → first LSN → cipher, each failure its own error.
+    /// length → checksum → first LSN → reserved fields → cipher, each failure
+    /// its own error.
     ///
     /// - Parameters:
     ///   - bytes: the start of the file (at least the header, when the file has it).

@@ -166,7 +166,7 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(file): snapshot format version \(version) is newer than this LensDB reads (\(SnapshotFormat.version)); use a newer LensDB"
         case let .badHeader(file): "\(file): the snapshot header fails its checksum"
         case let .lastLSNOutOfRange(file, lastLSN):
-            "\(file): the snapshot header says it holds every record through LSN \(lastLSN), past the last LSN a record can carry (\(LogFormat.maxLSN)); the header is damaged, and without it the snapshot cannot be read: restore the store from a backup"
+            "\(file): the snapshot header says it holds every record through LSN \(lastLSN), past the last LSN a record can carry (\(LogFormat.maxLSN)); the header is damaged. An open uses an older snapshot, or the logs from LSN 1, when they hold its history; when neither does, restore the store from a backup"
         case let .badTrailer(file): "\(file): the snapshot trailer is missing or damaged"
         case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
         case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"

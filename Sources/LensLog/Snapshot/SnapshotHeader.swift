@@ -46,7 +46,8 @@ public struct SnapshotHeader: Sendable, Equatable {
     }
 
     /// Validates and decodes a header in the order magic → version →
-    /// length → checksum → cipher, each failure its own error. Needs no key.
+    /// length → checksum → last LSN → reserved fields → cipher, each failure
+    /// its own error. Needs no key.
     /// - Parameters:
     ///   - bytes: the start of the file (at least the header, when the file has it).
     ///   - path: the file's path, for errors.
