@@ -29,7 +29,7 @@ public struct InfoReport: Codable, Sendable {
         case snapshot, log
         /// An unfinished snapshot (`*.tmp`); open removes it.
         case temporary
-        /// A file set aside by an earlier recovery (`*.damaged`); never read.
+        /// A file set aside by an earlier recovery (`*.damaged`); never read by an open.
         case damaged
         /// Not named like any LensDB file; LensDB leaves it alone.
         case unknown

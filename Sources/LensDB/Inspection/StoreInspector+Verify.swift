@@ -76,7 +76,7 @@ extension StoreInspector {
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot or log; open removes it" }
         report.problems += markerProblems()
-        report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; never read" }
+        report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; an open never reads it, repair salvages a snapshot from one when none is in place" }
         let chain = verifyChain(into: &report)
         let total = handler == nil ? 0 : (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path, in: fileSystem) }
         var progress = ProgressCounter(.reading, total: total, handler: handler)

@@ -99,10 +99,17 @@ public struct StoreDirectory: Sendable {
             return .foreign(entries: unknown)
         }
 
-        /// The snapshots among ``setAside``, lowest generation first: what
-        /// `logtool repair` salvages when no snapshot is in place.
+        /// The snapshots among ``setAside`` (not a temporary one a crash left),
+        /// by generation, then in the order they were set aside: the last is
+        /// what `logtool repair` salvages when no snapshot is in place.
         public var setAsideSnapshots: [String] {
-            setAside.filter { $0.split(separator: "/").last?.hasPrefix(StoreDirectory.snapshotPrefix) == true }.sorted()
+            setAside.compactMap { path -> (generation: UInt64, copy: Int, path: String)? in
+                guard let name = path.split(separator: "/").last, let (stem, copy) = StoreDirectory.setAsideStem(String(name)),
+                      let generation = StoreDirectory.generation(in: stem, prefix: snapshotPrefix, suffix: snapshotSuffix)
+                else { return nil }
+                return (generation, copy, path)
+            }
+            .sorted { ($0.generation, $0.copy) < ($1.generation, $1.copy) }.map(\.path)
         }
 
         /// The highest generation of any log or snapshot (0 for none).
@@ -180,14 +187,22 @@ public struct StoreDirectory: Sendable {
     /// Whether `name` is what ``setAside(_:)`` makes of a log's, snapshot's
     /// or temporary file's name: `<name>.damaged` or `<name>.<n>.damaged`.
     static func isSetAsideName(_ name: String) -> Bool {
-        guard name.hasSuffix(setAsideSuffix) else { return false }
-        var stem = String(name.dropLast(setAsideSuffix.count))
-        if let dot = stem.lastIndex(of: "."), stem[stem.index(after: dot)...].allSatisfy(\.isNumber),
-           stem.index(after: dot) < stem.endIndex {
-            stem = String(stem[..<dot])
-        }
+        guard var (stem, _) = setAsideStem(name) else { return false }
         if stem.hasSuffix(temporarySuffix) { stem = String(stem.dropLast(temporarySuffix.count)) }
         return isDataFileName(stem)
+    }
+
+    /// The name a file had before ``setAside(_:)`` renamed it to `name`, and
+    /// which time that name was set aside: 1 for `<name>.damaged`, n for
+    /// `<name>.<n>.damaged`. Nil for a name without the suffix.
+    static func setAsideStem(_ name: String) -> (stem: String, copy: Int)? {
+        guard name.hasSuffix(setAsideSuffix) else { return nil }
+        let stem = String(name.dropLast(setAsideSuffix.count))
+        if let dot = stem.lastIndex(of: "."), stem.index(after: dot) < stem.endIndex,
+           stem[stem.index(after: dot)...].allSatisfy(\.isNumber) {
+            return (String(stem[..<dot]), Int(stem[stem.index(after: dot)...]) ?? .max)
+        }
+        return (stem, 1)
     }
 
     /// Whether `name` is a log's or a snapshot's.

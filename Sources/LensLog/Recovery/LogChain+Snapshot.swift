@@ -5,14 +5,12 @@ extension LogChain {
     /// Compaction creates log G before snapshot G takes effect and deletes
     /// it only after a newer snapshot has, so a snapshot whose log is gone was
     /// superseded, and falling back to it would skip transactions. Damaged
-    /// snapshots are reported, and set aside (renamed, never deleted) once
-    /// a state is chosen without them: when none is, every file stays as it
-    /// is, for the next open and for `logtool repair`, which salvages the
-    /// newest snapshot chunk by chunk.
+    /// snapshots are reported (``RecoveryReport/damagedSnapshots``), and
+    /// named in the report's `snapshotsToSetAside`: ``recover(listing:loadSnapshot:apply:)``
+    /// sets them aside once the state without them is recovered.
     func chooseSnapshot(
         listing: StoreDirectory.Listing, report: inout RecoveryReport, load: (SnapshotFile) throws -> Void
     ) throws -> SnapshotSummary? {
-        var damaged: [String] = []
         for candidate in listing.snapshots.reversed() {
             do {
                 let snapshot = try SnapshotFile(fileSystem: directory.fileSystem, path: candidate.path)
@@ -32,10 +30,9 @@ extension LogChain {
                 let summary = SnapshotSummary(
                     path: candidate.path, generation: snapshot.generation, lastLSN: snapshot.lastLSN, size: snapshot.size)
                 report.snapshot = summary
-                try setAside(damaged, &report)
                 return summary
             } catch let error as SnapshotError {
-                damaged.append(candidate.path)
+                report.snapshotsToSetAside.append(candidate.path)
                 report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: nil, problem: error.description))
             }
         }
@@ -49,29 +46,29 @@ extension LogChain {
         guard try (listing.snapshots.isEmpty && earlier.isEmpty) || logsStartAtTheBeginning(listing) else {
             throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots + earlier)
         }
-        try setAside(damaged, &report)
         return nil
     }
 
-    /// Sets aside the snapshots in `paths`, reported damaged, and notes where each went.
-    private func setAside(_ paths: [String], _ report: inout RecoveryReport) throws {
+    /// Sets aside the snapshots the report's `snapshotsToSetAside` names,
+    /// when this chain does, and notes where each went.
+    func setAsideDamagedSnapshots(_ report: inout RecoveryReport) throws {
         guard setAsideDamaged else { return }
-        for path in paths {
+        for path in report.snapshotsToSetAside {
             let movedTo = try directory.setAside(path)
             for index in report.damagedSnapshots.indices where report.damagedSnapshots[index].path == path {
                 report.damagedSnapshots[index].movedTo = movedTo
             }
         }
+        report.snapshotsToSetAside = []
     }
 
-    /// Whether the logs still hold the whole history, from LSN 1: the first
-    /// log with a valid header starts there. Asked only when every snapshot
-    /// failed, since a finished compaction deletes the logs before it.
+    /// Whether the logs still hold the whole history, from LSN 1: a log
+    /// whose header verifies starts there. Asked only when no snapshot is
+    /// usable, since a finished compaction deletes the logs before it. Any
+    /// such log, not only the first: a later log that starts at LSN 1 (an
+    /// open that logged every record again) is what replay reads, whatever
+    /// is left of the logs before it.
     private func logsStartAtTheBeginning(_ listing: StoreDirectory.Listing) throws -> Bool {
-        // A log cut while new holds nothing: look at the next one.
-        for log in listing.logs {
-            if let first = try firstLSN(of: log.path) { return first == 1 }
-        }
-        return false
+        try listing.logs.contains { try firstLSN(of: $0.path) == 1 }
     }
 }

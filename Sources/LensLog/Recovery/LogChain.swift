@@ -44,7 +44,9 @@ public struct LogChain {
 
     /// Loads the newest usable snapshot through `loadSnapshot` (which must
     /// replace any state a failed earlier attempt built), then passes every
-    /// record after it to `apply`, in LSN order.
+    /// record after it to `apply`, in LSN order. Then, and only when all
+    /// that succeeded, sets aside (with `setAsideDamaged`) the damaged
+    /// snapshots it passed over.
     ///
     /// - Throws: ``LogError`` (strict corruption, bad header of a synced log,
     ///   ``LogError/encryption(_:)`` for a log the key does not fit),
@@ -58,6 +60,9 @@ public struct LogChain {
         var report = RecoveryReport()
         let base = try chooseSnapshot(listing: listing, report: &report, load: loadSnapshot)
         try replayLogs(listing: listing, after: base, into: &report, apply: apply)
+        // Only now: a recovery that fails renames nothing, and the next
+        // open, or `logtool repair`, finds every file as it was.
+        try setAsideDamagedSnapshots(&report)
         return report
     }
 

@@ -6,6 +6,8 @@ public struct RecoveryReport: Sendable, Equatable {
     /// Snapshots that failed validation, with why; set aside once a state
     /// without them is chosen, unless read-only.
     public var damagedSnapshots: [DamagedFile] = []
+    /// The damaged snapshots in place that a successful recovery sets aside.
+    var snapshotsToSetAside: [String] = []
     /// Log files whose records were replayed, in order.
     public var logsRead: [ReplayedLog] = []
     /// Logs older than the snapshot: fully covered by it, deleted by compaction.
@@ -83,8 +85,10 @@ public struct DroppedLogRange: Sendable, Equatable {
 
 /// Recovery could not produce a state it can vouch for.
 public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// Every snapshot is damaged or not continued by the logs, and the logs
-    /// do not start at LSN 1.
+    /// Every snapshot is damaged or not continued by the logs (or none is in
+    /// place, and one an earlier open set aside may hold the history), and
+    /// the logs do not start at LSN 1. Nothing was renamed: `logtool repair`
+    /// salvages the newest snapshot.
     case noUsableSnapshot(directory: String, damaged: [DamagedFile])
     /// A log that should continue the chain starts too early or too late, and
     /// a later record (or a clean close) proves the missing LSNs were durable.

@@ -12,6 +12,26 @@ import Testing
 @Suite struct StoreDirectoryTests {
     // MARK: Whose directory
 
+    /// Repair salvages the last of these when no snapshot is in place: by
+    /// generation, then the order they were set aside (`.damaged`, `.2.`,
+    /// `.10.`, not as text sorts them), never a temporary file.
+    @Test func setAsideSnapshotsComeByGenerationThenByWhenTheyWereSetAside() throws {
+        let names = [
+            "snapshot-0000000000000002.snap.10.damaged", "snapshot-0000000000000002.snap.damaged",
+            "snapshot-0000000000000003.snap.tmp.damaged", "log-0000000000000004.log.damaged",
+            "snapshot-0000000000000002.snap.2.damaged", "snapshot-0000000000000001.snap.damaged",
+        ]
+        let fileSystem = SimulatedFileSystem()
+        try fileSystem.createDirectory(at: "/s", permissions: nil)
+        for name in names { fileSystem.setContents([1], of: "/s/\(name)") }
+        let listing = try StoreDirectory(path: "/s", fileSystem: fileSystem).list()
+        #expect(listing.setAside.count == names.count)
+        #expect(listing.setAsideSnapshots == [
+            "/s/snapshot-0000000000000001.snap.damaged", "/s/snapshot-0000000000000002.snap.damaged",
+            "/s/snapshot-0000000000000002.snap.2.damaged", "/s/snapshot-0000000000000002.snap.10.damaged",
+        ])
+    }
+
     @Test func openingAForeignDirectoryThrowsNotAStoreAndChangesNothing() throws {
         let temporary = try TemporaryDirectory("foreign")
         defer { temporary.remove() }

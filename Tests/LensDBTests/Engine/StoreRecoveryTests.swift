@@ -68,6 +68,19 @@ import Testing
         #expect(store.openStatistics.recovery.tornBytes > 0)
     }
 
+    /// One commit compacted into a snapshot, whose log is then empty, and
+    /// no clean-close marker: a crash after the compaction. Returns the
+    /// snapshot's path.
+    func compactedThenCrashed(_ fileSystem: SimulatedFileSystem) throws -> String {
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        try store.compact()
+        store.close()
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        try fileSystem.removeFile(at: directory.closedMarkerPath)
+        return try directory.list().snapshots.last!.path
+    }
+
     /// With no state to take instead, an open leaves the damaged snapshot
     /// where it is: the next open must find it again, not a store whose
     /// history starts after it, and `logtool repair` salvages it from there
@@ -75,13 +88,7 @@ import Testing
     /// clean close proves what the snapshot held.
     @Test func aDamagedSnapshotNothingReplacesStaysInPlaceAndEveryOpenSaysSo() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
-        try store.compact()
-        store.close()
-        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
-        try fileSystem.removeFile(at: directory.closedMarkerPath)
-        let snapshot = try directory.list().snapshots.last!.path
+        let snapshot = try compactedThenCrashed(fileSystem)
         fileSystem.flip(byteAt: 40, inFile: snapshot)
         let before = try fileSystem.listDirectory(path).sorted()
         for _ in 0..<2 {
@@ -99,18 +106,70 @@ import Testing
     /// history. That snapshot is named now, never taken as absent.
     @Test func aSnapshotSetAsideByAFailedOpenIsNamedNotSkipped() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
-        try store.compact()
-        store.close()
-        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
-        try fileSystem.removeFile(at: directory.closedMarkerPath)
-        let setAside = try directory.setAside(try directory.list().snapshots.last!.path)
+        let setAside = try StoreDirectory(path: path, fileSystem: fileSystem).setAside(try compactedThenCrashed(fileSystem))
         for policy in [RecoveryPolicy.strict, .salvage] {
             let error = #expect(throws: RecoveryError.self) { try Store(at: path, options: options(fileSystem, policy)) }
             guard case .noUsableSnapshot(_, let damaged)? = error else { continue }
             #expect(damaged.map(\.path) == [setAside])
         }
+    }
+
+    /// An open that logged every record again into a log starting at LSN 1
+    /// (no record was proven), after falling back past a damaged snapshot,
+    /// then crashed while removing the logs it replaced: a set-aside
+    /// snapshot, a log from LSN 2 and the one from LSN 1. The log from
+    /// LSN 1 holds the whole history, as replay reads it.
+    @Test func aLaterLogFromLSN1HoldsTheHistoryBesideASetAsideSnapshot() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("v"), for: bytes("k"), in: "t") }
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        var reader = try LogReader(fileSystem: fileSystem, path: try directory.list().logs[0].path, policy: .strict)
+        let payload = try #require(try reader.next()).payload
+        try store.compact()
+        store.close()
+        try fileSystem.removeFile(at: directory.closedMarkerPath)
+        try directory.setAside(try directory.list().snapshots.last!.path)
+        let next = try directory.list().newestGeneration + 1
+        let relogged = try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: next), generation: next, firstLSN: 1)
+        try relogged.append(payload, durability: .full)
+        relogged.close()
+        #expect(try directory.list().logs.count == 2)
+
+        let reopened = try Store(at: path, options: options(fileSystem))
+        defer { reopened.close() }
+        #expect(reopened.current.count(in: "t") == 1)
+    }
+
+    /// A recovery that fails after passing over a damaged snapshot (here a
+    /// log damaged before LSNs a clean close proves, under `.strict`) renames
+    /// nothing; the one that succeeds (`.salvage`) sets the snapshot aside.
+    @Test func aRecoveryThatFailsAfterChoosingSetsNothingAside() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("1"), for: bytes("a"), in: "t") }
+        try store.compact()
+        for key in ["b", "c", "d"] { try store.write { tx in tx.put(bytes("2"), for: bytes(key), in: "t") } }
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        let kept = try directory.list()
+        let saved = (kept.snapshots + kept.logs).map { ($0.path, fileSystem.contents(of: $0.path)!) }
+        try store.compact()
+        store.close()
+        for (file, contents) in saved where !fileSystem.fileExists(at: file) { fileSystem.setContents(contents, of: file) }
+        let newest = try directory.list().snapshots.last!.path
+        fileSystem.flip(byteAt: 50, inFile: newest)
+        // The second record of the older log: the third proves it was durable.
+        let olderLog = kept.logs.last!.path
+        var reader = try LogReader(fileSystem: fileSystem, path: olderLog, policy: .strict)
+        _ = try reader.next()
+        fileSystem.flip(byteAt: Int(try #require(try reader.next()).offset) + 40, inFile: olderLog)
+
+        #expect(throws: RecoveryError.self) { try Store(at: path, options: options(fileSystem)) }
+        #expect(try directory.list().snapshots.last?.path == newest, "set aside by a recovery that failed")
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        defer { salvaged.close() }
+        #expect(salvaged.openStatistics.recovery.damagedSnapshots.first?.movedTo == newest + ".damaged")
+        #expect(!fileSystem.fileExists(at: newest))
     }
 
     @Test func damagedNewestSnapshotFallsBackToThePreviousWhenItsLogsRemain() throws {
