@@ -27,6 +27,34 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).allSatisfy { !$0.hasPrefix(".") })
     }
 
+    /// Repair removes what an interrupted repair left in the directory it
+    /// builds in, and nothing else: a directory of that name holding any
+    /// other file is someone else's, and repair stops without touching it.
+    @Test func repairRemovesOnlyWhatAnInterruptedRepairLeft() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let (store, _, _) = try stores.flippedMidLog()
+        let workspace = store + ".repair"
+        // What a repair cut short leaves: a store's files. Removed, and the repair goes on.
+        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: workspace + "/log-0000000000000001.log", contents: Data([1, 2]))
+        FileManager.default.createFile(atPath: workspace + "/LENSDB", contents: Data())
+        let backup = stores.directory.path + "/backup-of-damaged"
+        try FileManager.default.copyItem(atPath: store, toPath: backup)
+        #expect(try logtool("repair", store, "--in-place").status == 0)
+
+        // Someone's notes in a directory of that name: kept, and repair refuses.
+        try FileManager.default.removeItem(atPath: store)
+        try FileManager.default.moveItem(atPath: backup, toPath: store)
+        try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
+        FileManager.default.createFile(atPath: workspace + "/notes.txt", contents: Data("mine".utf8))
+        let refused = try logtool("repair", store, "--in-place")
+        #expect(refused.status == 1)
+        #expect(refused.err.contains("holds files LensDB did not write (notes.txt); nothing was removed"), "\(refused.err)")
+        #expect(FileManager.default.contents(atPath: workspace + "/notes.txt") == Data("mine".utf8))
+        #expect(try logtool("verify", store).status == 1, "the store was left as it was")
+    }
+
     /// The advice of a failed open, followed: the open leaves the damaged
     /// snapshot in place, and `logtool repair` salvages every entry from it
     /// (only its trailer is damaged); from one an earlier LensDB set aside

@@ -43,7 +43,8 @@ extension StoreInspector {
     /// A crash during repair leaves the input untouched and at most a
     /// `<output>.repair-tmp` directory, which a new repair replaces.
     /// - Throws: ``InspectionError/locked(path:holder:)``,
-    ///   ``InspectionError/outputExists(path:)``, or the recovery error when
+    ///   ``InspectionError/outputExists(path:)``,
+    ///   ``InspectionError/workspaceInUse(path:entries:)``, or the recovery error when
     ///   not even salvage can rebuild a state (a damaged snapshot whose logs are gone).
     /// - Parameters:
     ///   - output: where to write the repaired store; must not exist.
@@ -74,7 +75,7 @@ extension StoreInspector {
         defer { lock.unlock() }
         let store = Self.absolute(path)
         let fresh = store + ".repair"
-        try removeDirectory(fresh)
+        try removeLeftoverRepair(fresh)
         var report = try rebuild(into: fresh, progress: progress)
         let backup = backupPath(for: store)
         try fileSystem.rename(store, to: backup)
@@ -149,11 +150,15 @@ extension StoreInspector {
         }
     }
 
-    /// Removes what an interrupted repair left behind: files LensDB wrote, in
+    /// Removes what an interrupted repair left behind: a store's files, in
     /// a directory of its own naming. The directory stays (empty), which
     /// `rename` replaces.
-    private func removeDirectory(_ directory: String) throws {
+    /// - Throws: ``InspectionError/workspaceInUse(path:entries:)``, removing
+    ///   nothing, when it holds any other file: then it is someone else's.
+    private func removeLeftoverRepair(_ directory: String) throws {
         guard fileSystem.fileExists(at: directory) else { return }
+        let leftover = try StoreDirectory(path: directory, fileSystem: fileSystem).list()
+        guard leftover.unknown.isEmpty else { throw InspectionError.workspaceInUse(path: directory, entries: leftover.unknown) }
         for name in try fileSystem.listDirectory(directory) { try fileSystem.removeFile(at: "\(directory)/\(name)") }
     }
 
@@ -191,7 +196,7 @@ extension StoreInspector {
     private func rebuild(into output: String, progress: ProgressHandler?) throws -> RepairReport {
         let (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
         let temporary = output + ".repair-tmp"
-        try removeDirectory(temporary)
+        try removeLeftoverRepair(temporary)
         // The copy keeps the store's mode: who may read the original may read it, and no one else.
         try fileSystem.createDirectory(at: temporary, permissions: fileSystem.directoryPermissions(at: path))
         let target = StoreDirectory(path: temporary, fileSystem: fileSystem)

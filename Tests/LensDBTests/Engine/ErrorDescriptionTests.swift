@@ -39,7 +39,10 @@ import Testing
         ],
         "QueryError": [QueryError.negativeLimit(-1)],
         "LensError": [LensError.missingParent(path: "app.protection"), LensError.undecodable(path: "app.theme", reason: "expected String")],
-        "InspectionError": [InspectionError.outputExists(path: "/out.lensdb"), InspectionError.keyRequired(path: "/s", keyID: KeyID(rawValue: 0x9c1e))],
+        "InspectionError": [
+            InspectionError.outputExists(path: "/out.lensdb"), InspectionError.keyRequired(path: "/s", keyID: KeyID(rawValue: 0x9c1e)),
+            InspectionError.workspaceInUse(path: "/s.repair", entries: ["/s.repair/notes.txt"]),
+        ],
         "InvariantViolation": [InvariantViolation(description: "published LSN 9 ahead of head 8")],
         "MigrationError": [
             MigrationError.unknownMigrations(store: "/s", names: ["split-people"]),
