@@ -146,20 +146,9 @@ import Testing
     /// nothing; the one that succeeds (`.salvage`) sets the snapshot aside.
     @Test func aRecoveryThatFailsAfterChoosingSetsNothingAside() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        try store.write { tx in tx.put(bytes("1"), for: bytes("a"), in: "t") }
-        try store.compact()
-        for key in ["b", "c", "d"] { try store.write { tx in tx.put(bytes("2"), for: bytes(key), in: "t") } }
+        let (newest, olderLog) = try twoCompactionsNewestDamaged(fileSystem, keysBetween: ["b", "c", "d"])
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
-        let kept = try directory.list()
-        let saved = (kept.snapshots + kept.logs).map { ($0.path, fileSystem.contents(of: $0.path)!) }
-        try store.compact()
-        store.close()
-        for (file, contents) in saved where !fileSystem.fileExists(at: file) { fileSystem.setContents(contents, of: file) }
-        let newest = try directory.list().snapshots.last!.path
-        fileSystem.flip(byteAt: 50, inFile: newest)
-        // The second record of the older log: the third proves it was durable.
-        let olderLog = kept.logs.last!.path
+        // The second record of the older log: the clean close proves it was durable.
         var reader = try LogReader(fileSystem: fileSystem, path: olderLog, policy: .strict)
         _ = try reader.next()
         fileSystem.flip(byteAt: Int(try #require(try reader.next()).offset) + 40, inFile: olderLog)
@@ -172,15 +161,17 @@ import Testing
         #expect(!fileSystem.fileExists(at: newest))
     }
 
-    @Test func damagedNewestSnapshotFallsBackToThePreviousWhenItsLogsRemain() throws {
-        let fileSystem = SimulatedFileSystem()
+    /// Key "a", a compaction, `keysBetween`, and another compaction whose
+    /// snapshot is then damaged; the older generation's snapshot and log
+    /// are kept, as a crash between the newer snapshot's rename and the
+    /// deletion of what it replaces keeps them. Closed cleanly. Returns the
+    /// damaged snapshot's path and the older log's.
+    func twoCompactionsNewestDamaged(_ fileSystem: SimulatedFileSystem, keysBetween: [String]) throws -> (String, String) {
         let store = try Store(at: path, options: options(fileSystem))
         try store.write { tx in tx.put(bytes("1"), for: bytes("a"), in: "t") }
         try store.compact()
-        try store.write { tx in tx.put(bytes("2"), for: bytes("b"), in: "t") }
+        for key in keysBetween { try store.write { tx in tx.put(bytes("2"), for: bytes(key), in: "t") } }
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
-        // Keep the older generation's files, as a crash between a snapshot's
-        // rename and the deletion of what it replaces would.
         let kept = try directory.list()
         let saved = (kept.snapshots + kept.logs).map { ($0.path, fileSystem.contents(of: $0.path)!) }
         try store.compact()
@@ -188,6 +179,12 @@ import Testing
         for (file, contents) in saved where !fileSystem.fileExists(at: file) { fileSystem.setContents(contents, of: file) }
         let newest = try directory.list().snapshots.last!.path
         fileSystem.flip(byteAt: 50, inFile: newest)
+        return (newest, kept.logs.last!.path)
+    }
+
+    @Test func damagedNewestSnapshotFallsBackToThePreviousWhenItsLogsRemain() throws {
+        let fileSystem = SimulatedFileSystem()
+        let (newest, _) = try twoCompactionsNewestDamaged(fileSystem, keysBetween: ["b"])
         let reopened = try Store(at: path, options: options(fileSystem))
         #expect(reopened.current.count(in: "t") == 2)
         #expect(reopened.openStatistics.recovery.damagedSnapshots.first?.movedTo == newest + ".damaged")
