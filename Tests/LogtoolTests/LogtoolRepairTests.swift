@@ -29,7 +29,8 @@ import Testing
 
     /// Repair removes what an interrupted repair left in the directory it
     /// builds in, and nothing else: a directory of that name holding any
-    /// other file is someone else's, and repair stops without touching it.
+    /// other file is someone else's, and one holding a snapshot is a whole
+    /// store; repair stops without touching either.
     @Test func repairRemovesOnlyWhatAnInterruptedRepairLeft() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
@@ -37,8 +38,8 @@ import Testing
         let workspace = store + ".repair"
         // What a repair cut short leaves: a store's files. Removed, and the repair goes on.
         try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: workspace + "/log-0000000000000001.log", contents: Data([1, 2]))
-        FileManager.default.createFile(atPath: workspace + "/LENSDB", contents: Data())
+        #expect(FileManager.default.createFile(atPath: workspace + "/log-0000000000000001.log", contents: Data([1, 2])))
+        #expect(FileManager.default.createFile(atPath: workspace + "/LENSDB", contents: Data()))
         let backup = stores.directory.path + "/backup-of-damaged"
         try FileManager.default.copyItem(atPath: store, toPath: backup)
         #expect(try logtool("repair", store, "--in-place").status == 0)
@@ -47,12 +48,21 @@ import Testing
         try FileManager.default.removeItem(atPath: store)
         try FileManager.default.moveItem(atPath: backup, toPath: store)
         try FileManager.default.createDirectory(atPath: workspace, withIntermediateDirectories: false)
-        FileManager.default.createFile(atPath: workspace + "/notes.txt", contents: Data("mine".utf8))
+        #expect(FileManager.default.createFile(atPath: workspace + "/notes.txt", contents: Data("mine".utf8)))
         let refused = try logtool("repair", store, "--in-place")
         #expect(refused.status == 1)
-        #expect(refused.err.contains("holds files LensDB did not write (notes.txt); nothing was removed"), "\(refused.err)")
+        #expect(refused.err.contains("(notes.txt); nothing was removed"), "\(refused.err)")
         #expect(FileManager.default.contents(atPath: workspace + "/notes.txt") == Data("mine".utf8))
         #expect(try logtool("verify", store).status == 1, "the store was left as it was")
+
+        // A whole store there, as `repair --output STORE.repair` writes: kept too.
+        try FileManager.default.removeItem(atPath: workspace)
+        #expect(try logtool("repair", store, "--output", workspace).status == 0)
+        let kept = try logtool("dump", workspace, "--snapshot", "--json").out
+        let refusedAgain = try logtool("repair", store, "--in-place")
+        #expect(refusedAgain.status == 1)
+        #expect(refusedAgain.err.contains("snapshot-0000000000000001.snap); nothing was removed"), "\(refusedAgain.err)")
+        #expect(try logtool("dump", workspace, "--snapshot", "--json").out == kept)
     }
 
     /// The advice of a failed open, followed: the open leaves the damaged

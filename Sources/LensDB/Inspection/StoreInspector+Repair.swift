@@ -154,11 +154,15 @@ extension StoreInspector {
     /// a directory of its own naming. The directory stays (empty), which
     /// `rename` replaces.
     /// - Throws: ``InspectionError/workspaceInUse(path:entries:)``, removing
-    ///   nothing, when it holds any other file: then it is someone else's.
+    ///   nothing, when it holds any other file (then it is someone else's)
+    ///   or a snapshot: a whole store, such as one `repair --output` wrote
+    ///   there, or the result of an in-place repair cut short, is never
+    ///   removed.
     private func removeLeftoverRepair(_ directory: String) throws {
         guard fileSystem.fileExists(at: directory) else { return }
         let leftover = try StoreDirectory(path: directory, fileSystem: fileSystem).list()
-        guard leftover.unknown.isEmpty else { throw InspectionError.workspaceInUse(path: directory, entries: leftover.unknown) }
+        let kept = leftover.unknown + leftover.snapshots.map(\.path)
+        guard kept.isEmpty else { throw InspectionError.workspaceInUse(path: directory, entries: kept) }
         for name in try fileSystem.listDirectory(directory) { try fileSystem.removeFile(at: "\(directory)/\(name)") }
     }
 

@@ -98,8 +98,8 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     case outputExists(path: String)
     /// The directory repair builds its output in (`<output>.repair-tmp`, or
     /// `<store>.repair` in place) is there, and holds `entries` that are
-    /// not a store's files: it is not what an interrupted repair left, and
-    /// nothing in it was removed.
+    /// not a store's files, or a snapshot (a whole store): it is not only
+    /// what an interrupted repair left, and nothing in it was removed.
     case workspaceInUse(path: String, entries: [String])
     /// `dump --table` names a table the store has never held.
     case noSuchTable(path: String, table: String, tables: [String])
@@ -124,7 +124,7 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
             "\(path) is in use by \(holder.map { "process \($0)" } ?? "another process"); close it there, then retry"
         case let .outputExists(path): "\(path) already exists; choose a new output path"
         case let .workspaceInUse(path, entries):
-            "\(path) is where repair builds the repaired store, and it holds files LensDB did not write (\(entries.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))); nothing was removed: move that directory away, then repair again"
+            "\(path) is where repair builds the repaired store, and it holds files LensDB did not write or a store's snapshot (\(entries.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))); nothing was removed: move that directory away (it may be a store repaired before), then repair again"
         case let .noSuchTable(path, table, tables):
             "\(path) has no table \(table); its tables: \(tables.isEmpty ? "none" : tables.joined(separator: ", "))"
         case let .noSnapshot(path, damaged) where damaged.isEmpty:
