@@ -74,14 +74,16 @@ extension Store {
             // for logging again even below the close's LSN, since only the
             // marker, removed below, proved it (`LogChain`'s provenLSN).
             var pastSkip = false
-            let report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
+            var notApplied: [DroppedLogRange] = []
+            var report = try chain.recover(listing: listing, loadSnapshot: { snapshot in
                 state = try loadState(from: snapshot)
                 unproven = []
                 pastSkip = false
+                notApplied = []
                 reading.read(snapshot: snapshot.path)
             }, apply: { record, file in
                 if record.lsn != state.lsn + 1 { pastSkip = true }
-                try replay(record, from: file, into: &state)
+                if let dropped = try replay(record, from: file, into: &state, policy: options.recovery) { notApplied.append(dropped) }
                 reading.read(record, in: file)
                 guard mayRelog, record.lsn > closedLSN || pastSkip else { return }
                 // Unproven records are in LSN order, so a record proves a prefix of them.
@@ -91,6 +93,7 @@ extension Store {
                 unproven.append(record)
             })
             reading.finish()
+            report.dropped += notApplied
             unproven.removeAll { $0.lsn <= report.provenLSN }
             logRecovery(report, logger: logger)
             var opened = Opened(
@@ -255,17 +258,35 @@ extension Store {
         return loader.state
     }
 
-    static func replay(_ record: LogRecord, from file: String, into state: inout StoreState) throws {
+    /// Applies `record` to `state`, all of it or none.
+    ///
+    /// A record whose change does not apply (a patch of a root a dropped
+    /// record held) is, under `.salvage`, dropped whole and returned to be
+    /// reported; its LSN is spent all the same, as the log still holds it.
+    /// - Throws: ``StoreError/malformedRecord(file:offset:lsn:)`` for a
+    ///   payload that is not a transaction, under either policy;
+    ///   ``StoreError/recordDoesNotApply(file:offset:lsn:problem:)`` under
+    ///   `.strict`.
+    @discardableResult
+    static func replay(
+        _ record: LogRecord, from file: String, into state: inout StoreState, policy: RecoveryPolicy
+    ) throws -> DroppedLogRange? {
         guard let operations = TransactionFormat.decode(record.payload) else {
             throw StoreError.malformedRecord(file: file, offset: record.offset, lsn: record.lsn)
         }
+        var dropped: DroppedLogRange?
         do {
-            for operation in operations { try state.apply(operation) }
+            try state.applyAllOrNone(operations)
         } catch {
-            // A patch that does not apply: LensDB never logs one.
-            throw StoreError.malformedRecord(file: file, offset: record.offset, lsn: record.lsn)
+            guard policy == .salvage else {
+                throw StoreError.recordDoesNotApply(file: file, offset: record.offset, lsn: record.lsn, problem: error.description)
+            }
+            dropped = DroppedLogRange(file: file, range: DroppedRange(
+                offset: record.offset, length: Int64(record.frameSize), lostLSNs: record.lsn..<record.lsn + 1,
+                reason: .doesNotApply))
         }
         state.lsn = record.lsn
+        return dropped
     }
 }
 

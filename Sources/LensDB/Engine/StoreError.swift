@@ -41,6 +41,12 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case reentrantWrite(path: String)
     /// A stored record does not decode as a transaction.
     case malformedRecord(file: String, offset: Int64, lsn: UInt64)
+    /// A stored record decodes, but its change does not apply to the state
+    /// the records before it built (`problem` says which change, and why):
+    /// it builds on a record that is missing, or LensDB did not write it.
+    /// Thrown under `.strict`; `.salvage` drops the record whole and
+    /// reports it (`DamageReason.doesNotApply`).
+    case recordDoesNotApply(file: String, offset: Int64, lsn: UInt64, problem: String)
     /// The store is encrypted (its file `file` says so, under the key
     /// named `keyID`) and the open was given no key
     /// (``StoreOptions/encryptionKey``). Nothing was read past the headers
@@ -90,6 +96,8 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
             "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
         case let .generationsExhausted(path):
             "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. No log or snapshot changed, and a read-only open still reads the store: run `logtool repair \(path) --in-place`, which writes it anew from generation 1"
+        case let .recordDoesNotApply(file, offset, lsn, problem):
+            "\(file) at offset \(offset): record \(lsn) verifies, but it holds \(problem), so it builds on a record that is missing or was not written by LensDB; open the store with RecoveryPolicy.salvage, or run `logtool repair \(parentDirectory(of: file)) --output <new directory>`, to drop this record and keep every other"
         case let .malformedRecord(file, offset, lsn):
             "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump`"
         }

@@ -138,6 +138,27 @@ public struct StoreState: Sendable {
             + typed.values.reduce(0) { $0 + $1.count }
     }
 
+    /// Applies a transaction's operations, all or none.
+    ///
+    /// Only a patch can fail, and a patch reads and changes only roots: so
+    /// when there is one, the transaction's root operations are tried first
+    /// on a state holding just the roots they name, and the state changes
+    /// only once they all apply. A transaction without a patch costs nothing
+    /// more.
+    /// - Throws: ``PatchFailure`` for the first patch that does not apply;
+    ///   nothing changed then.
+    mutating func applyAllOrNone(_ operations: [Operation]) throws(PatchFailure) {
+        if operations.contains(where: \.isPatch) {
+            var trial = StoreState()
+            for case let name? in operations.lazy.map(\.rootName) {
+                trial.roots[name] = roots[name]
+                trial.rootEncodings[name] = rootEncodings[name]
+            }
+            for operation in operations where operation.rootName != nil { try trial.apply(operation) }
+        }
+        for operation in operations { try apply(operation) }
+    }
+
     /// Applies one operation, as replay and a transaction do.
     /// - Throws: ``PatchFailure`` for a patch that does not apply (its root
     ///   is missing, not in the value format, or has no object on the way);
@@ -195,4 +216,17 @@ public enum Operation: Sendable {
     /// is one or more object keys from the document's top; every key but the
     /// last names an existing object.
     case patchRoot(name: String, path: [String], value: StoredValue?)
+
+    /// The root document the operation reads or changes, if it is one of
+    /// the root operations.
+    var rootName: String? {
+        switch self {
+        case let .setRoot(name, _), let .removeRoot(name), let .declareRoot(name, _), let .patchRoot(name, _, _): name
+        case .put, .remove, .declareTable: nil
+        }
+    }
+
+    var isPatch: Bool {
+        if case .patchRoot = self { true } else { false }
+    }
 }

@@ -186,10 +186,12 @@ extension StoreInspector {
             var recovery = RecoveryReport()
             recovery.damagedSnapshots = damaged
             let base = SnapshotSummary(path: newest, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
+            var notApplied: [DroppedLogRange] = []
             try chain(policy: .salvage)
                 .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
-                    try Store.replay(record, from: file, into: &state)
+                    if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { notApplied.append(dropped) }
                 }
+            recovery.dropped += notApplied
             let lost = salvaged.droppedRanges.map {
                 "\(newest): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
             } + (salvaged.orphanedEntries > 0 ? ["\(newest): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])

@@ -69,14 +69,17 @@ public struct StoreInspector: Sendable {
         var state = StoreState()
         let listing = try listing()
         var reading = ReadingProgress(listing, fileSystem: fileSystem, handler: progress)
-        let report = try chain(policy: policy).recover(listing: listing, loadSnapshot: { snapshot in
+        var notApplied: [DroppedLogRange] = []
+        var report = try chain(policy: policy).recover(listing: listing, loadSnapshot: { snapshot in
             state = try Store.loadState(from: snapshot)
+            notApplied = []
             reading.read(snapshot: snapshot.path)
         }, apply: { record, file in
-            try Store.replay(record, from: file, into: &state)
+            if let dropped = try Store.replay(record, from: file, into: &state, policy: policy) { notApplied.append(dropped) }
             reading.read(record, in: file)
         })
         reading.finish()
+        report.dropped += notApplied
         return (state, report)
     }
 }

@@ -1,4 +1,4 @@
-/// Why a stretch of a log file could not be read as records. Stored nowhere;
+/// Why a stretch of a log file could not be read, or applied, as records. Stored nowhere;
 /// reported by the reader, `logtool verify` and open statistics.
 public enum DamageReason: String, Sendable, Equatable, CaseIterable {
     /// Fewer bytes than a frame header remain, and they are not all zero.
@@ -25,6 +25,12 @@ public enum DamageReason: String, Sendable, Equatable, CaseIterable {
     /// The chain of logs ends, cleanly, before the last LSN a clean close
     /// recorded: the file was cut, or a log removed, after the close.
     case endsBeforeCleanClose
+    /// A record that verifies, but whose change does not apply to the
+    /// state the records before it built: it changes a root document that
+    /// a dropped record (or a lost stretch of a salvaged snapshot) held, or
+    /// LensDB did not write it. Found by replay, not by the log reader;
+    /// `.salvage` and `logtool repair` drop the record whole.
+    case doesNotApply
 }
 
 /// Why a valid record could not be understood by this version.

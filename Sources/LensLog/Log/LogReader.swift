@@ -24,6 +24,14 @@ public struct DroppedRange: Sendable, Equatable {
     public var reason: DamageReason
     /// What says the LSNs lost were durable.
     public var proof: DamageProof = .laterRecord
+
+    public init(offset: Int64, length: Int64, lostLSNs: Range<UInt64>, reason: DamageReason, proof: DamageProof = .laterRecord) {
+        self.offset = offset
+        self.length = length
+        self.lostLSNs = lostLSNs
+        self.reason = reason
+        self.proof = proof
+    }
 }
 
 /// What proves that damaged bytes held durable records, and so are not

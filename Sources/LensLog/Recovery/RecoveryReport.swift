@@ -81,6 +81,11 @@ public struct TornTail: Sendable, Equatable {
 public struct DroppedLogRange: Sendable, Equatable {
     public var file: String
     public var range: DroppedRange
+
+    public init(file: String, range: DroppedRange) {
+        self.file = file
+        self.range = range
+    }
 }
 
 /// Recovery could not produce a state it can vouch for.

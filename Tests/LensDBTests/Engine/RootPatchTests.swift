@@ -43,25 +43,50 @@ import Testing
         #expect(try fromSnapshot.current.root(named: "app")!.bytes() == expected.binaryEncoded())
     }
 
+    /// A record that verifies but holds a patch that does not apply (LSN 2,
+    /// after a put in the same record), then a put (LSN 3): `.strict` names
+    /// the record; `.salvage` drops it whole, put and all, and goes on.
     @Test(arguments: [
         ("missing", ["a"]),                // the root does not exist
         ("app", ["scalar", "below"]),      // a member on the way is not an object
         ("app", ["none", "below"]),        // a member on the way is missing
     ])
-    func aPatchThatDoesNotApplyFailsTheOpenAsAMalformedRecord(root: String, keys: [String]) throws {
+    func aPatchThatDoesNotApplyFailsAStrictOpenAndSalvageDropsItsRecordWhole(root: String, keys: [String]) throws {
         let fileSystem = SimulatedFileSystem()
         let store = try Store(at: path, options: options(fileSystem))
         let document: Document = ["scalar": 1]
         try store.write { tx in tx.setRoot(.encoded(document.binaryEncoded()), named: "app", encoding: .valueFormat) }
         store.close()
         let directory = StoreDirectory(path: path, fileSystem: fileSystem)
-        let log = try LogWriter.create(fileSystem: fileSystem, path: directory.logPath(generation: 2), generation: 2, firstLSN: 2, options: LogWriterOptions())
-        _ = try log.enqueue(TransactionFormat.encode([.patchRoot(name: root, path: keys, value: .encoded([0x02]))]))
+        let logPath = directory.logPath(generation: 2)
+        let log = try LogWriter.create(fileSystem: fileSystem, path: logPath, generation: 2, firstLSN: 2, options: LogWriterOptions())
+        _ = try log.enqueue(TransactionFormat.encode([
+            .put(table: "t", key: [1], value: .encoded([1])), .patchRoot(name: root, path: keys, value: .encoded([0x02])),
+        ]))
+        _ = try log.enqueue(TransactionFormat.encode([.put(table: "t", key: [2], value: .encoded([2]))]))
         try log.flush()
         log.close()
-        #expect(throws: StoreError.malformedRecord(file: directory.logPath(generation: 2), offset: Int64(LogFormat.fileHeaderSize), lsn: 2)) {
+        let offset = Int64(LogFormat.fileHeaderSize)
+        #expect {
             try Store(at: path, options: options(fileSystem))
+        } throws: { error in
+            guard case let .recordDoesNotApply(file, at, lsn, problem) = error as? StoreError else { return false }
+            return file == logPath && at == offset && lsn == 2 && problem.hasPrefix("a patch of root \(root)")
         }
+
+        var salvaging = options(fileSystem)
+        salvaging.recovery = .salvage
+        let salvaged = try Store(at: path, options: salvaging)
+        defer { salvaged.close() }
+        let dropped = salvaged.openStatistics.recovery.dropped
+        #expect(dropped.map(\.file) == [logPath])
+        #expect(dropped.map(\.range.offset) == [offset])
+        #expect(dropped.map(\.range.lostLSNs) == [2..<3])
+        #expect(dropped.map(\.range.reason) == [.doesNotApply])
+        #expect(salvaged.current.value(in: "t", key: [1]) == nil, "the put beside the patch is dropped with it")
+        #expect(salvaged.current.value(in: "t", key: [2]) != nil)
+        #expect(try salvaged.current.root(named: "app")!.bytes() == document.binaryEncoded())
+        #expect(salvaged.current.lsn == 3)
     }
 
     /// A store written by log format v2 (`Tests/Fixtures/format-v2.lensdb`:

@@ -40,6 +40,60 @@ import Testing
         #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [5..<6])
     }
 
+    struct Settings: Codable, Sendable, Equatable {
+        var theme = "light"
+        var fontSize = 14
+    }
+
+    /// Damage in the record that first wrote a root, when later records
+    /// change parts of it through a lens: they cannot apply without it, so
+    /// `.salvage` and `logtool repair` drop them with it and keep the rest.
+    /// On disk, since repair renames directories.
+    @Test func salvageDropsTheLensChangesOfARootADroppedRecordWrote() throws {
+        let temporary = try TemporaryDirectory("lens-damage")
+        defer { temporary.remove() }
+        let path = temporary.path + "/s.lensdb"
+        let store = try Store(at: path)
+        let settings = try store.root(Settings.self, named: "settings", default: Settings())
+        try store.write { tx in tx.put(bytes("1"), for: bytes("a"), in: "t") }                 // LSN 1
+        try settings.lens(\.theme).set("dark")                                                 // LSN 2: the root, whole
+        try settings.lens(\.fontSize).set(16)                                                  // LSN 3: a patch of it
+        try store.write { tx in tx.put(bytes("4"), for: bytes("b"), in: "t") }                 // LSN 4
+        store.close()
+        let log = try StoreDirectory(path: path, fileSystem: POSIXFileSystem()).list().logs.last!.path
+        var reader = try LogReader(fileSystem: POSIXFileSystem(), path: log, policy: .strict)
+        var records: [LogRecord] = []
+        while let record = try reader.next() { records.append(record) }
+        let operations = try #require(TransactionFormat.decode(records[2].payload))
+        #expect(operations.contains { $0.isPatch }, "the second lens change is logged as a patch")
+        var file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: log)))
+        file[Int(records[1].offset) + LogFormat.frameHeaderSize + 2] ^= 0xff
+        try Data(file).write(to: URL(fileURLWithPath: log))
+
+        #expect(throws: LogError.corruption(file: log, offset: records[1].offset, lsn: 2, reason: .checksumMismatch)) {
+            try Store(at: path)
+        }
+        let salvaged = try Store(at: path, options: StoreOptions(recovery: .salvage))
+        let dropped = salvaged.openStatistics.recovery.dropped
+        #expect(dropped.map(\.range.lostLSNs) == [2..<3, 3..<4])
+        #expect(dropped.map(\.range.reason) == [.checksumMismatch, .doesNotApply])
+        #expect(dropped.last?.range.offset == records[2].offset)
+        #expect(salvaged.current.count(in: "t") == 2)
+        let reread = try salvaged.root(Settings.self, named: "settings", default: Settings())
+        #expect(reread.value == Settings(), "the root is as if never written")
+        try reread.lens(\.theme).set("blue")
+        salvaged.close()
+
+        let output = temporary.path + "/repaired.lensdb"
+        let report = try StoreInspector(path: path).repair(to: output)
+        #expect(report.lost.map(\.fromLSN) == [2, 3])
+        #expect(report.lost.map(\.reason) == ["checksumMismatch", "doesNotApply"])
+        let repaired = try Store(at: output)
+        defer { repaired.close() }
+        #expect(repaired.current.count(in: "t") == 2)
+        #expect(try repaired.root(Settings.self, named: "settings", default: Settings()).value == Settings(theme: "blue"))
+    }
+
     @Test func logCutWhileNewReportsTheNonZeroBytesOfTheFileAsItIs() throws {
         let fileSystem = SimulatedFileSystem()
         _ = try storeWithTenCommits(fileSystem)
