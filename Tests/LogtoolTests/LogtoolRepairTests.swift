@@ -88,6 +88,61 @@ import Testing
         }
     }
 
+    /// Two compactions, the first snapshot kept (a copy put back), then the
+    /// newest snapshot's header damaged: no snapshot is usable, and the logs
+    /// before the newest are gone. Returns the store, both snapshots, and
+    /// the first snapshot's state.
+    func twoSnapshotsNewestHeaderDamaged(_ stores: GoldenStores) throws -> (store: String, older: String, newest: String, olderState: String) {
+        let store = try stores.healthy(compacted: true)
+        let older = try stores.snapshotPath(store)
+        let olderBytes = try Data(contentsOf: URL(fileURLWithPath: older))
+        let olderState = try logtool("dump", store, "--snapshot", "--json").out
+        let opened = try Store(at: store)
+        try opened.write { tx in tx.put([9], for: [9], in: "later") }
+        try opened.compact()
+        opened.close()
+        let newest = try stores.snapshotPath(store)
+        #expect(newest != older && !FileManager.default.fileExists(atPath: older))
+        try olderBytes.write(to: URL(fileURLWithPath: older))
+        try stores.edit(newest) { $0[12] ^= 0xFF }
+        return (store, older, newest, olderState)
+    }
+
+    /// The advice of the failed open, pasted as it is: repair passes over
+    /// the newest snapshot, whose header does not verify, keeps the older
+    /// one, and says what is lost.
+    @Test func repairFallsBackToTheNewestSnapshotWhoseHeaderVerifies() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let (store, _, newest, olderState) = try twoSnapshotsNewestHeaderDamaged(stores)
+        let error = #expect(throws: RecoveryError.self) { try Store(at: store) }
+        let advice = try #require(error.map { "\($0)" }?.split(separator: "`").first { $0.hasPrefix("logtool repair ") })
+        let arguments = advice.split(separator: " ").dropFirst().map(String.init)
+        #expect(arguments.count == 4 && arguments[2] == "--output", "\(advice)")
+
+        let repair = try logtool(arguments)
+        #expect(repair.status == 0, "\(repair.err)")
+        #expect(repair.out.contains("\(newest): the snapshot header fails its checksum; its header does not verify"), "\(repair.out)")
+        #expect(repair.out.contains("transactions lost:"), "\(repair.out)")
+        #expect(try logtool("dump", arguments[3], "--snapshot", "--json").out == olderState)
+        #expect(try logtool("verify", arguments[3]).status == 0)
+    }
+
+    /// With no snapshot whose header verifies, nothing says where the
+    /// history starts: repair writes nothing and says to restore a backup.
+    @Test func repairWithNoSnapshotHeaderThatVerifiesWritesNothing() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let (store, older, _, _) = try twoSnapshotsNewestHeaderDamaged(stores)
+        try stores.edit(older) { $0[12] ^= 0xFF }
+        let output = "\(stores.directory.path)/out.lensdb"
+        let repair = try logtool("repair", store, "--output", output)
+        #expect(repair.status == 1)
+        #expect(repair.err.contains("no snapshot can be salvaged"), "\(repair.err)")
+        #expect(repair.err.contains("Restore the store from a backup"), "\(repair.err)")
+        #expect(!FileManager.default.fileExists(atPath: output))
+    }
+
     @Test func repairOfATruncatedSnapshotWhoseLogsAreGoneKeepsWhatVerifiesAndPassesVerify() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }

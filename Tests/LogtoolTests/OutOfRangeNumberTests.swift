@@ -64,10 +64,12 @@ import Testing
         #expect(damage.description.contains("past the last LSN a record can carry"))
 
         // logtool verify reports it; repair, which salvages the newest
-        // snapshot when none is usable, cannot read it either; follow stops
-        // with a typed error.
+        // snapshot whose header verifies when none is usable, finds none;
+        // follow stops with a typed error.
         #expect(try inspector.verify().problems.contains { $0.description.hasSuffix(damage.description) })
-        #expect(throws: damage) { try inspector.repair(to: "/repaired.lensdb") }
+        #expect(throws: InspectionError.nothingToSalvage(path: path, snapshots: [damage.description])) {
+            try inspector.repair(to: "/repaired.lensdb")
+        }
         #expect(throws: RecoveryError.self) { try followed(until: 3) }
         #expect(throws: RecoveryError.self) { try openStore { $0.recovery = .salvage; $0.readOnly = true } }
 

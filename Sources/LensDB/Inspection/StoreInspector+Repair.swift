@@ -167,36 +167,60 @@ extension StoreInspector {
     }
 
     /// What recovery under `.salvage` can read; when no snapshot is usable
-    /// and the logs before it are gone, the newest snapshot salvaged chunk by
-    /// chunk plus the logs after it: the newest in place, or else the newest
-    /// an earlier open set aside.
+    /// and the logs before it are gone, the newest snapshot whose header
+    /// verifies (in place, or one an earlier open set aside), salvaged chunk
+    /// by chunk, plus the logs after it. Newer snapshots whose headers do
+    /// not verify are reported: nothing in them can be read. One a newer
+    /// LensDB wrote stops the repair, with what it needs.
+    /// - Throws: ``InspectionError/nothingToSalvage(path:snapshots:)`` when
+    ///   no snapshot's header verifies.
     private func salvagedState(progress: ProgressHandler?) throws -> (StoreState, RecoveryReport, [String]) {
         do {
             let (state, recovery) = try recoveredState(policy: .salvage, progress: progress)
             return (state, recovery, [])
         } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
-            guard let newest = listing.snapshots.last?.path ?? listing.setAsideSnapshots.last else {
-                throw InspectionError.notAStore(path: path, reason: "it has no snapshot to salvage")
-            }
-            let salvaged = try SnapshotFile.salvage(bytes: read(newest), path: newest, cipher: key)
-            var loader = SnapshotLoader(lastLSN: salvaged.lastLSN)
-            for item in salvaged.items { _ = loader.add(item) }
-            var state = loader.state
-            var recovery = RecoveryReport()
-            recovery.damagedSnapshots = damaged
-            let base = SnapshotSummary(path: newest, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
-            var notApplied: [DroppedLogRange] = []
-            try chain(policy: .salvage)
-                .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
-                    if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { notApplied.append(dropped) }
+            var unreadable: [String] = []
+            for candidate in listing.snapshotsNewestFirst {
+                let salvaged: SalvagedSnapshot
+                do {
+                    salvaged = try SnapshotFile.salvage(bytes: read(candidate), path: candidate, cipher: key)
+                } catch let error as SnapshotError {
+                    // A newer LensDB reads it: its history is not for this one to drop.
+                    if case .unsupportedVersion = error { throw error }
+                    if case .unsupportedCipher = error { throw error }
+                    unreadable.append("\(candidate): \(stripping(candidate, from: error.description))")
+                    continue
                 }
-            recovery.dropped += notApplied
-            let lost = salvaged.droppedRanges.map {
-                "\(newest): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
-            } + (salvaged.orphanedEntries > 0 ? ["\(newest): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
-            return (state, recovery, lost)
+                var (state, recovery, lost) = try replayLogs(after: salvaged, from: candidate, listing)
+                recovery.damagedSnapshots = damaged
+                let skipped = unreadable.map { "\($0); its header does not verify, so nothing in it could be kept" }
+                return (state, recovery, skipped + lost)
+            }
+            throw InspectionError.nothingToSalvage(path: path, snapshots: unreadable)
         }
+    }
+
+    /// The state of `salvaged`, read from `file`, with the logs after it
+    /// replayed under `.salvage`; and what of the snapshot was lost.
+    private func replayLogs(
+        after salvaged: SalvagedSnapshot, from file: String, _ listing: StoreDirectory.Listing
+    ) throws -> (StoreState, RecoveryReport, [String]) {
+        var loader = SnapshotLoader(lastLSN: salvaged.lastLSN)
+        for item in salvaged.items { _ = loader.add(item) }
+        var state = loader.state
+        var recovery = RecoveryReport()
+        let base = SnapshotSummary(path: file, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
+        var notApplied: [DroppedLogRange] = []
+        try chain(policy: .salvage)
+            .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
+                if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { notApplied.append(dropped) }
+            }
+        recovery.dropped += notApplied
+        let lost = salvaged.droppedRanges.map {
+            "\(file): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
+        } + (salvaged.orphanedEntries > 0 ? ["\(file): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
+        return (state, recovery, lost)
     }
 
     private func rebuild(into output: String, progress: ProgressHandler?) throws -> RepairReport {

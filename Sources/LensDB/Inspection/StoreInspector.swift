@@ -104,6 +104,11 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     /// not a store's files, or a snapshot (a whole store): it is not only
     /// what an interrupted repair left, and nothing in it was removed.
     case workspaceInUse(path: String, entries: [String])
+    /// `repair` found no usable snapshot and logs that do not reach back to
+    /// LSN 1, and no snapshot, in place or set aside, whose header verifies
+    /// (`snapshots` says why of each): nothing says where the history
+    /// starts. Nothing was written.
+    case nothingToSalvage(path: String, snapshots: [String])
     /// `dump --table` names a table the store has never held.
     case noSuchTable(path: String, table: String, tables: [String])
     /// `dump --snapshot` of a store that has no snapshot yet (never
@@ -128,6 +133,8 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
         case let .outputExists(path): "\(path) already exists; choose a new output path"
         case let .workspaceInUse(path, entries):
             "\(path) is where repair builds the repaired store, and it holds files LensDB did not write or a store's snapshot (\(entries.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))); nothing was removed: move that directory away (it may be a store repaired before), then repair again"
+        case let .nothingToSalvage(path, snapshots):
+            "\(path): no snapshot can be salvaged (\(snapshots.isEmpty ? "there is none" : snapshots.joined(separator: "; "))) and the logs do not reach back to LSN 1, so nothing says where the history starts; nothing was written. Restore the store from a backup"
         case let .noSuchTable(path, table, tables):
             "\(path) has no table \(table); its tables: \(tables.isEmpty ? "none" : tables.joined(separator: ", "))"
         case let .noSnapshot(path, damaged) where damaged.isEmpty:

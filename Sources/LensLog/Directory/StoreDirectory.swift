@@ -100,16 +100,29 @@ public struct StoreDirectory: Sendable {
         }
 
         /// The snapshots among ``setAside`` (not a temporary one a crash left),
-        /// by generation, then in the order they were set aside: the last is
-        /// what `logtool repair` salvages when no snapshot is in place.
+        /// by generation, then in the order they were set aside.
         public var setAsideSnapshots: [String] {
+            setAsideByGeneration.map(\.path)
+        }
+
+        /// Every snapshot, in place or set aside, newest generation first;
+        /// within a generation the one in place, then those set aside, the
+        /// latest first. The order `logtool repair` tries them in, taking
+        /// the first whose header verifies.
+        public var snapshotsNewestFirst: [String] {
+            let inPlace = snapshots.map { (generation: $0.generation, copy: Int.max, path: $0.path) }
+            return (inPlace + setAsideByGeneration)
+                .sorted { ($0.generation, $0.copy) > ($1.generation, $1.copy) }.map(\.path)
+        }
+
+        private var setAsideByGeneration: [(generation: UInt64, copy: Int, path: String)] {
             setAside.compactMap { path -> (generation: UInt64, copy: Int, path: String)? in
                 guard let name = path.split(separator: "/").last, let (stem, copy) = StoreDirectory.setAsideStem(String(name)),
                       let generation = StoreDirectory.generation(in: stem, prefix: snapshotPrefix, suffix: snapshotSuffix)
                 else { return nil }
                 return (generation, copy, path)
             }
-            .sorted { ($0.generation, $0.copy) < ($1.generation, $1.copy) }.map(\.path)
+            .sorted { ($0.generation, $0.copy) < ($1.generation, $1.copy) }
         }
 
         /// The highest generation of any log or snapshot (0 for none).

@@ -80,7 +80,7 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .truncatedHeader(file, size):
-            "\(file): only \(size) bytes, shorter than a log header; the file was cut while being created"
+            "\(file): only \(size) bytes, shorter than a log header: it was cut while being created, or cut short since; run \(repairCommand(forFileIn: file)) to keep every record that verifies"
         case let .badMagic(file):
             "\(file): not a LensDB log (bad magic)"
         case let .unsupportedVersion(file, version):
@@ -90,11 +90,11 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .encryption(error):
             error.description
         case let .badHeader(file):
-            "\(file): the log header fails its checksum; run `logtool repair`"
+            "\(file): the log header fails its checksum; run \(repairCommand(forFileIn: file)) to keep every record that verifies"
         case let .firstLSNOutOfRange(file, firstLSN):
-            "\(file): the log header says its first LSN is \(firstLSN), but LSNs start at 1; the header is damaged: run `logtool repair`"
+            "\(file): the log header says its first LSN is \(firstLSN), but LSNs start at 1; the header is damaged: run \(repairCommand(forFileIn: file)) to keep every record that verifies"
         case let .corruption(file, offset, lsn, reason):
-            "\(file) at offset \(offset): \(reason.rawValue) before LSN \(lsn), followed by valid records; open with .salvage or run `logtool repair`"
+            "\(file) at offset \(offset): \(reason.rawValue) before LSN \(lsn), followed by valid records; open with .salvage, or run \(repairCommand(forFileIn: file)), to drop the damage and keep the rest"
         case let .readFailed(file, cause):
             "\(file): reading the log failed (\(cause)); check the device, then try again"
         case let .unsupportedRecord(file, offset, lsn, reason):
@@ -110,4 +110,16 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
                 + "no store commits that often, so a file of the store claims LSNs it never had. Reads still work: copy the data into a new store"
         }
     }
+}
+
+/// The `logtool repair` command that writes what verifies of the store at
+/// `directory` into a new store beside it, whole, so that advice can be
+/// pasted (`repair` needs `--output` or `--in-place`).
+func repairCommand(for directory: String) -> String {
+    "`logtool repair \(directory) --output \(directory).repaired`"
+}
+
+/// ``repairCommand(for:)`` for the store that holds `file`.
+func repairCommand(forFileIn file: String) -> String {
+    repairCommand(for: parentDirectory(of: file))
 }

@@ -93,7 +93,7 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Every snapshot is damaged or not continued by the logs (or none is in
     /// place, and one an earlier open set aside may hold the history), and
     /// the logs do not start at LSN 1. Nothing was renamed: `logtool repair`
-    /// salvages the newest snapshot.
+    /// salvages the newest snapshot whose header verifies.
     case noUsableSnapshot(directory: String, damaged: [DamagedFile])
     /// A log that should continue the chain starts too early or too late, and
     /// a later record (or a clean close) proves the missing LSNs were durable.
@@ -107,12 +107,12 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .noUsableSnapshot(directory, damaged):
-            "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not cover the gap; run `logtool repair \(directory)`"
+            "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not reach back to LSN 1; no file was changed. Run \(repairCommand(for: directory)): it keeps what verifies of the newest snapshot whose header verifies, and the logs after it, and lists what is lost (when no snapshot's header verifies, restore the store from a backup)"
         case let .missingRecords(file, expected, first):
-            "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; open with .salvage or run `logtool repair`"
+            "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; run \(repairCommand(forFileIn: file)) to keep every record that verifies"
         case let .lostAfterCleanClose(file, offset, first, closed, reason):
             "\(file) at offset \(offset): the logs end (\(reason.rawValue)) before LSN \(first), but the store was closed cleanly through LSN \(closed), so LSNs \(first)…\(closed) were durable and are missing: a file was cut, damaged or removed after the close (or copied before it). Restore the store from a backup, or "
-                + (first > 1 ? "keep LSN 1…\(first - 1)" : "keep what else verifies") + " with `logtool repair` or .salvage"
+                + (first > 1 ? "keep LSN 1…\(first - 1)" : "keep what else verifies") + " with \(repairCommand(forFileIn: file)) or .salvage"
         }
     }
 }

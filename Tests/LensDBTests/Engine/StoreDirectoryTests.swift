@@ -12,23 +12,30 @@ import Testing
 @Suite struct StoreDirectoryTests {
     // MARK: Whose directory
 
-    /// Repair salvages the last of these when no snapshot is in place: by
-    /// generation, then the order they were set aside (`.damaged`, `.2.`,
-    /// `.10.`, not as text sorts them), never a temporary file.
+    /// By generation, then the order they were set aside (`.damaged`, `.2.`,
+    /// `.10.`, not as text sorts them), never a temporary file; repair tries
+    /// them with those in place, newest first, the one in place before
+    /// those set aside at its generation.
     @Test func setAsideSnapshotsComeByGenerationThenByWhenTheyWereSetAside() throws {
         let names = [
             "snapshot-0000000000000002.snap.10.damaged", "snapshot-0000000000000002.snap.damaged",
             "snapshot-0000000000000003.snap.tmp.damaged", "log-0000000000000004.log.damaged",
             "snapshot-0000000000000002.snap.2.damaged", "snapshot-0000000000000001.snap.damaged",
+            "snapshot-0000000000000002.snap", "snapshot-0000000000000003.snap",
         ]
         let fileSystem = SimulatedFileSystem()
         try fileSystem.createDirectory(at: "/s", permissions: nil)
         for name in names { fileSystem.setContents([1], of: "/s/\(name)") }
         let listing = try StoreDirectory(path: "/s", fileSystem: fileSystem).list()
-        #expect(listing.setAside.count == names.count)
+        #expect(listing.setAside.count == names.count - 2)
         #expect(listing.setAsideSnapshots == [
             "/s/snapshot-0000000000000001.snap.damaged", "/s/snapshot-0000000000000002.snap.damaged",
             "/s/snapshot-0000000000000002.snap.2.damaged", "/s/snapshot-0000000000000002.snap.10.damaged",
+        ])
+        #expect(listing.snapshotsNewestFirst == [
+            "/s/snapshot-0000000000000003.snap", "/s/snapshot-0000000000000002.snap",
+            "/s/snapshot-0000000000000002.snap.10.damaged", "/s/snapshot-0000000000000002.snap.2.damaged",
+            "/s/snapshot-0000000000000002.snap.damaged", "/s/snapshot-0000000000000001.snap.damaged",
         ])
     }
 
