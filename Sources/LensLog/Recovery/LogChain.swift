@@ -109,27 +109,32 @@ public struct LogChain {
             guard var reader = try openReader(file, log, expected: expected, durableThrough: durableThrough, report: &report) else { continue }
             reader.durableThrough = durableThrough
             let first = reader.header.firstLSN
+            // Salvage reads a log that starts before `expected` past the
+            // LSNs the chain holds already (``openReader``).
+            let held = expected
             var capped = false
             while let record = try Self.next(&reader) {
                 if let cap, record.lsn >= cap {
                     capped = true
                     break
                 }
+                if record.lsn < held { continue }
                 try apply(record, log.path)
                 report.recordsReplayed += 1
                 report.provenLSN = max(report.provenLSN, record.syncedLSN)
             }
             report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
+            let next = max(held, reader.nextLSN)
             if !capped, case let .tornTail(offset, bytes, reason)? = reader.end {
                 let torn = TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason)
-                if reader.nextLSN <= durableThrough {
-                    try lostAfterCleanClose(torn, firstLost: reader.nextLSN, isLastLog: cap == nil, into: &report)
+                if next <= durableThrough {
+                    try lostAfterCleanClose(torn, firstLost: next, isLastLog: cap == nil, into: &report)
                 } else {
                     report.tornTails.append(torn)
                 }
             }
             report.logBytes += reader.endOfRecords
-            expected = capped ? cap! : reader.nextLSN
+            expected = capped ? cap! : next
             report.logsRead.append(ReplayedLog(path: log.path, firstLSN: first, lastLSN: expected - 1))
             end = (log.path, reader.endOfRecords)
         }
@@ -205,11 +210,15 @@ public struct LogChain {
             report.orphanedLogs.append(log.path)
             return nil
         }
-        guard policy == .salvage, first > expected else {
+        guard policy == .salvage else {
             throw RecoveryError.missingRecords(file: log.path, expectedLSN: expected, firstLSN: first)
         }
+        // Starting early, the log holds again LSNs the chain has: its
+        // copies of them are dropped (``replayLogs``), the chain's kept.
+        let dropped = first > expected ? expected..<first : first..<expected
         report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
-            offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence, proof: vouched ? .laterRecord : .cleanClose)))
+            offset: 0, length: 0, lostLSNs: dropped, reason: .lsnOutOfSequence,
+            proof: vouched || first < expected ? .laterRecord : .cleanClose)))
         return reader
     }
 

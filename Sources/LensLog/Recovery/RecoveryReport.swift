@@ -95,8 +95,10 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// the logs do not start at LSN 1. Nothing was renamed: `logtool repair`
     /// salvages the newest snapshot whose header verifies.
     case noUsableSnapshot(directory: String, damaged: [DamagedFile])
-    /// A log that should continue the chain starts too early or too late, and
-    /// a later record (or a clean close) proves the missing LSNs were durable.
+    /// A log that should continue the chain starts too late, and a later
+    /// record (or a clean close) proves the missing LSNs were durable; or it
+    /// starts too early, holding again LSNs the chain has. `.salvage` drops
+    /// the missing LSNs, or the log's copies of those it holds again.
     case missingRecords(file: String, expectedLSN: UInt64, firstLSN: UInt64)
     /// The store was closed cleanly through `closedLSN`, so every record up
     /// to it was durable, yet the logs end (or are damaged) at `offset` of
@@ -108,8 +110,10 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
         switch self {
         case let .noUsableSnapshot(directory, damaged):
             "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not reach back to LSN 1; no file was changed. Run \(repairCommand(for: directory)): it keeps what verifies of the newest snapshot whose header verifies, and the logs after it, and lists what is lost (when no snapshot's header verifies, restore the store from a backup)"
+        case let .missingRecords(file, expected, first) where first < expected:
+            "\(file): starts at LSN \(first), but the snapshot and logs before it already hold LSNs through \(expected - 1), so two files hold LSNs \(first)…\(expected - 1); run \(repairCommand(forFileIn: file)), or open with .salvage, to keep the LSNs read first and drop this log's copies of them"
         case let .missingRecords(file, expected, first):
-            "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable; run \(repairCommand(forFileIn: file)) to keep every record that verifies"
+            "\(file): starts at LSN \(first) but LSN \(expected) was expected and durable, so LSNs \(expected)…\(first - 1) are missing; run \(repairCommand(forFileIn: file)), or open with .salvage, to keep every record that verifies"
         case let .lostAfterCleanClose(file, offset, first, closed, reason):
             "\(file) at offset \(offset): the logs end (\(reason.rawValue)) before LSN \(first), but the store was closed cleanly through LSN \(closed), so LSNs \(first)…\(closed) were durable and are missing: a file was cut, damaged or removed after the close (or copied before it). Restore the store from a backup, or "
                 + (first > 1 ? "keep LSN 1…\(first - 1)" : "keep what else verifies") + " with \(repairCommand(forFileIn: file)) or .salvage"

@@ -94,6 +94,42 @@ import Testing
         #expect(try repaired.root(Settings.self, named: "settings", default: Settings()).value == Settings(theme: "blue"))
     }
 
+    /// A snapshot through LSN 3 whose log starts at LSN 2, not 4, holding
+    /// LSNs 2 to 5 (each record vouching for the one before): two files
+    /// hold LSNs 2 and 3. `.strict` says so; `.salvage` keeps the
+    /// snapshot's and replays the log from LSN 4.
+    @Test func aLogStartingBeforeTheLSNsTheChainHoldsIsReadPastThemBySalvage() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        for key in ["a", "b", "c"] { try store.write { tx in tx.put(bytes("1"), for: bytes(key), in: "t") } }
+        try store.compact()
+        store.close()
+        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!
+        try fileSystem.removeFile(at: log.path)
+        let writer = try LogWriter.create(fileSystem: fileSystem, path: log.path, generation: log.generation, firstLSN: 2)
+        for key in ["x", "y", "d", "e"] {
+            try writer.append(TransactionFormat.encode([.put(table: "t", key: bytes(key), value: .encoded(bytes("2")))]), durability: .full)
+        }
+        writer.close()
+
+        let error = #expect(throws: RecoveryError.missingRecords(file: log.path, expectedLSN: 4, firstLSN: 2)) {
+            try Store(at: path, options: options(fileSystem))
+        }
+        #expect(error.map { "\($0)" }?.contains("two files hold LSNs 2…3") == true)
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        #expect(salvaged.current.lsn == 5)
+        #expect(salvaged.current.value(in: "t", key: bytes("x")) == nil, "the log's copy of LSN 2 is dropped")
+        #expect(salvaged.current.value(in: "t", key: bytes("e")) != nil)
+        #expect(salvaged.current.count(in: "t") == 5)
+        #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [2..<4])
+        try salvaged.write { tx in tx.put(bytes("3"), for: bytes("f"), in: "t") }
+        salvaged.close()
+        let reopened = try Store(at: path, options: options(fileSystem, .salvage))
+        defer { reopened.close() }
+        #expect(reopened.current.lsn == 6)
+        #expect(reopened.current.count(in: "t") == 6)
+    }
+
     @Test func logCutWhileNewReportsTheNonZeroBytesOfTheFileAsItIs() throws {
         let fileSystem = SimulatedFileSystem()
         _ = try storeWithTenCommits(fileSystem)
