@@ -1,5 +1,6 @@
 import Foundation
 import LensDB
+import LensLog
 import LensTestSupport
 import Testing
 
@@ -31,6 +32,69 @@ import Testing
     /// builds in, and nothing else: a directory of that name holding any
     /// other file is someone else's, and one holding a snapshot is a whole
     /// store; repair stops without touching either.
+    /// Disk files, with a rename from a name ending `failingSource`, or a
+    /// directory sync once `syncFailsAfterMoving` was renamed, made to fail.
+    struct FailingMoves: FileSystem {
+        let disk = POSIXFileSystem()
+        var failingSource: String?
+        var syncFailsAfterMoving: String?
+        let moved = Locked(false)
+
+        func openFile(at path: String, mode: FileOpenMode) throws -> any StoredFile { try disk.openFile(at: path, mode: mode) }
+        func fileExists(at path: String) -> Bool { disk.fileExists(at: path) }
+        func removeFile(at path: String) throws { try disk.removeFile(at: path) }
+        func rename(_ source: String, to destination: String) throws {
+            if let failingSource, source.hasSuffix(failingSource) { throw StorageError(.ioError, .rename, path: source, errno: EIO) }
+            try disk.rename(source, to: destination)
+            if source == syncFailsAfterMoving { moved.withLock { $0 = true } }
+        }
+        func listDirectory(_ directory: String) throws -> [String] { try disk.listDirectory(directory) }
+        func createDirectory(at directory: String, permissions: FilePermissions?) throws {
+            try disk.createDirectory(at: directory, permissions: permissions)
+        }
+        func directoryPermissions(at directory: String) throws -> FilePermissions { try disk.directoryPermissions(at: directory) }
+        func syncDirectory(at directory: String) throws {
+            if moved.withLock({ $0 }) { throw StorageError(.ioError, .syncDirectory, path: directory, errno: EIO) }
+            try disk.syncDirectory(at: directory)
+        }
+        func durableSyncSupport(in directory: String) throws -> SyncSupport { try disk.durableSyncSupport(in: directory) }
+        func lockFile(at path: String) throws -> any FileLock { try disk.lockFile(at: path) }
+    }
+
+    /// An in-place repair that fails once the original has moved names
+    /// both stores, and its advice finishes the repair or undoes it.
+    @Test func anInPlaceRepairCutShortSaysWhereEachStoreIs() throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let (store, _, _) = try stores.flippedMidLog()
+        let repairedState = try logtool("repair", store, "--output", store + ".expected").status
+        #expect(repairedState == 0)
+        let expected = try logtool("dump", store + ".expected", "--snapshot", "--json").out
+
+        let failing = StoreInspector(path: store, fileSystem: FailingMoves(failingSource: ".repair"))
+        let error = #expect(throws: InspectionError.self) { try failing.repairInPlace() }
+        guard case let .repairCutShort(path, backup, repaired?, _)? = error else {
+            Issue.record("expected repairCutShort naming the repaired store, got \(String(describing: error))")
+            return
+        }
+        #expect(path == store && repaired == store + ".repair")
+        #expect(!FileManager.default.fileExists(atPath: store))
+        let text = "\(error!)"
+        #expect(text.contains("rename \(repaired) to \(store) to finish") && text.contains("or \(backup) to \(store) to undo"), "\(text)")
+        try FileManager.default.moveItem(atPath: repaired, toPath: store)
+        #expect(try logtool("dump", store, "--snapshot", "--json").out == expected)
+        #expect(try logtool("verify", backup).status == 1, "the original, damage and all, is at the backup")
+
+        let syncFails = StoreInspector(path: store, fileSystem: FailingMoves(syncFailsAfterMoving: store))
+        let afterSync = #expect(throws: InspectionError.self) { try syncFails.repairInPlace() }
+        guard case let .repairCutShort(_, secondBackup, nil, _)? = afterSync else {
+            Issue.record("expected repairCutShort after both moves, got \(String(describing: afterSync))")
+            return
+        }
+        #expect(FileManager.default.fileExists(atPath: secondBackup))
+        #expect(try logtool("verify", store).status == 0)
+    }
+
     @Test func repairRemovesOnlyWhatAnInterruptedRepairLeft() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }

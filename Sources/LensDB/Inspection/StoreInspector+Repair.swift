@@ -68,7 +68,9 @@ extension StoreInspector {
     /// A crash before the first rename leaves the input untouched; between
     /// the two renames, the original is complete at the backup path and the
     /// repaired store at `<store>.repair`: rename either back to `<store>`.
-    /// - Throws: as ``repair(to:progress:)``.
+    /// - Throws: as ``repair(to:progress:)``; and, once the original has
+    ///   moved to its backup, ``InspectionError/repairCutShort(path:backup:repaired:cause:)``,
+    ///   which names where each store is.
     public func repairInPlace(progress: ProgressHandler? = nil) throws -> RepairReport {
         try requireFittingKey()
         let lock = try takeLock()
@@ -79,8 +81,16 @@ extension StoreInspector {
         var report = try rebuild(into: fresh, progress: progress)
         let backup = backupPath(for: store)
         try fileSystem.rename(store, to: backup)
-        try fileSystem.rename(fresh, to: store)
-        try fileSystem.syncDirectory(at: parentDirectory(of: store))
+        do {
+            try fileSystem.rename(fresh, to: store)
+        } catch {
+            throw InspectionError.repairCutShort(path: store, backup: backup, repaired: fresh, cause: "\(error)")
+        }
+        do {
+            try fileSystem.syncDirectory(at: parentDirectory(of: store))
+        } catch {
+            throw InspectionError.repairCutShort(path: store, backup: backup, repaired: nil, cause: "\(error)")
+        }
         report.output = store
         report.backup = backup
         return report

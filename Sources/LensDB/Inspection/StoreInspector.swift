@@ -109,6 +109,11 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
     /// (`snapshots` says why of each): nothing says where the history
     /// starts. Nothing was written.
     case nothingToSalvage(path: String, snapshots: [String])
+    /// `repair --in-place` moved the original store to `backup`, then failed
+    /// (`cause`): moving the repaired store from `repaired` into its place,
+    /// or, with `repaired` nil, after both moves, syncing their directory,
+    /// so a power loss may undo either move. Both stores are whole.
+    case repairCutShort(path: String, backup: String, repaired: String?, cause: String)
     /// `dump --table` names a table the store has never held.
     case noSuchTable(path: String, table: String, tables: [String])
     /// `dump --snapshot` of a store that has no snapshot yet (never
@@ -135,6 +140,10 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
             "\(path) is where repair builds the repaired store, and it holds files LensDB did not write or a store's snapshot (\(entries.map { $0.split(separator: "/").last.map(String.init) ?? $0 }.joined(separator: ", "))); nothing was removed: move that directory away (it may be a store repaired before), then repair again"
         case let .nothingToSalvage(path, snapshots):
             "\(path): no snapshot can be salvaged (\(snapshots.isEmpty ? "there is none" : snapshots.joined(separator: "; "))) and the logs do not reach back to LSN 1, so nothing says where the history starts; nothing was written. Restore the store from a backup"
+        case let .repairCutShort(path, backup, repaired?, cause):
+            "\(path): the original store was moved to \(backup), but moving the repaired store from \(repaired) into its place failed (\(cause)), so \(path) is missing. Both are whole: rename \(repaired) to \(path) to finish the repair, or \(backup) to \(path) to undo it"
+        case let .repairCutShort(path, backup, nil, cause):
+            "\(path) is repaired and the original is at \(backup), but syncing their directory failed (\(cause)), so a power loss may undo either move; check \(path) with `logtool verify` after a restart before removing \(backup)"
         case let .noSuchTable(path, table, tables):
             "\(path) has no table \(table); its tables: \(tables.isEmpty ? "none" : tables.joined(separator: ", "))"
         case let .noSnapshot(path, damaged) where damaged.isEmpty:
