@@ -106,7 +106,7 @@ extension StoreInspector {
             report.recovery = ["open would fail: \(error)"]
             do {
                 try describeRecovery(policy: .salvage, into: &report)
-                report.recovery.insert("with .salvage or `logtool repair`, keeps LSNs through \(report.lastLSN):", at: 1)
+                report.recovery.insert("with .salvage or \(repairCommand(for: path)), keeps LSNs through \(report.lastLSN):", at: 1)
             } catch {
                 report.recovery.append("not even .salvage can rebuild a state: \(error)")
             }

@@ -19,11 +19,22 @@ public enum FollowError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .compactedAway(lsn, snapshot, snapshotLSN):
-            "transaction \(lsn) is no longer in any log: compaction moved it into \(snapshot), which holds everything through LSN \(snapshotLSN); take that state with `logtool dump STORE --snapshot --json`, then follow with `--from \(snapshotLSN + 1)`, and poll more often (--interval): each log must be seen by one poll before the compaction that follows it deletes it"
+            "transaction \(lsn) is no longer in any log: compaction moved it into \(snapshot), which holds everything through LSN \(snapshotLSN); take that state with `logtool dump \(parentDirectory(of: snapshot)) --snapshot --json`, then follow with `--from \(snapshotLSN + 1)`, and poll more often (--interval): each log must be seen by one poll before the compaction that follows it deletes it"
         case let .corruption(file, offset, lsn, reason):
-            "\(file) at offset \(offset): \(reason.rawValue) at LSN \(lsn), followed by records proving it was durable; run `logtool verify` on the store, then `logtool repair`, and follow again from the LSN repair reports"
+            "\(file) at offset \(offset): \(reason.rawValue) at LSN \(lsn), followed by records proving it was durable, so transaction \(lsn) is lost. \(Self.rebuilding(parentDirectory(of: file), repair: true))"
         case let .diverged(lsn, file):
-            "\(file): transaction \(lsn) was printed, but the store no longer holds it (a failed write or sync cut it off, or the disk lost it); what was exported is ahead of the store: rebuild it from `logtool dump STORE --snapshot --json`"
+            "\(file): transaction \(lsn) was handed on, but the store no longer holds it (a failed write or sync cut it off, or the disk lost it), so what was exported is ahead of the store. \(Self.rebuilding(parentDirectory(of: file), repair: false))"
         }
+    }
+
+    /// How to rebuild what was exported from the store at `store`: from one
+    /// snapshot of all of it, then following on from there. The transactions
+    /// repair keeps after damage go into its snapshot, never into a log, so
+    /// only that snapshot hands them on.
+    private static func rebuilding(_ store: String, repair: Bool) -> String {
+        let first = repair
+            ? "Stop the program that writes the store, run `logtool repair \(store) --in-place`, which keeps every record that verifies in one snapshot"
+            : "Stop the program that writes the store, run `logtool compact \(store)`, which puts all of it in one snapshot"
+        return first + "; then rebuild what was exported from `logtool dump \(store) --snapshot --json`, and follow with `--from` one past the last LSN `logtool info \(store)` reports, before the program writes again"
     }
 }

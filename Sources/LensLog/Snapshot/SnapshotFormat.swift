@@ -171,11 +171,11 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .checksumMismatch(file): "\(file): the snapshot fails its whole-file checksum"
         case let .badChunk(file, offset): "\(file): malformed snapshot chunk at offset \(offset)"
         case let .authenticationFailed(file, offset):
-            "\(file): the snapshot chunk at offset \(offset) does not authenticate under the store's key: it was changed or moved; run `logtool verify`"
+            "\(file): the snapshot chunk at offset \(offset) does not authenticate under the store's key: it was changed or moved, so the snapshot is damaged"
         case let .unsupportedCipher(file, cipher):
             "\(file): encrypted with cipher \(cipher), which this LensDB does not know; use a newer LensDB"
         case let .countMismatch(file): "\(file): the snapshot's item counts disagree with its trailer"
-        case let .malformedItem(file, reason): "\(file): a snapshot item makes no sense (\(reason)); run `logtool verify`"
+        case let .malformedItem(file, reason): "\(file): a snapshot item makes no sense (\(reason)), so the snapshot is damaged"
         }
     }
 }
