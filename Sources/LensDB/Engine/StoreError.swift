@@ -91,7 +91,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .encryptionKeyRequired(path, file, keyID):
             "\(path) is encrypted (\(file) needs the key whose id is \(keyID)) and no key was given; set StoreOptions.encryptionKey to that key"
         case let .wrongEncryptionKey(path, file, found, given):
-            "\(path) is encrypted with the key whose id is \(found) (\(file) says so), not with the key given (id \(given)); open it with key \(found), or, if its key was just changed, with the new key"
+            "\(path) is encrypted with the key whose id is \(found) (\(file) says so), not with the key given (id \(given)); open it with key \(found): a key change that a crash cut short before its new log was in place leaves the store under its old key, which is then this one"
         case let .notEncrypted(path, file, given):
             "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
         case let .generationsExhausted(path):

@@ -6,10 +6,11 @@ extension StoreInspector {
     /// store it has no key for, or the wrong one, with the key id the store
     /// needs, instead of reporting its files as damaged.
     ///
-    /// A key fits when it is the key of some encrypted file; which files
-    /// open reads, and whether they agree, is then the chain's to judge (a
-    /// key change cut short leaves files under two keys, of which only one
-    /// set is in effect). Without a key, no file may be encrypted.
+    /// The key is judged as an open judges it, by the files in effect
+    /// (``encryptions()``): a key change cut short leaves a snapshot under
+    /// the new key whose log is not in place, which says nothing of the key
+    /// the store needs. A key fits when it is the key of one of those files;
+    /// without a key, none may be encrypted.
     /// - Throws: ``InspectionError/keyRequired(path:keyID:)``,
     ///   ``InspectionError/wrongKey(path:found:given:)``,
     ///   ``InspectionError/notEncrypted(path:given:)``,
@@ -30,20 +31,23 @@ extension StoreInspector {
         throw InspectionError.wrongKey(path: path, found: keys.filter { seen.insert($0).inserted }, given: key.id)
     }
 
-    /// What the header of each snapshot and log says, newest first (nil:
-    /// plain); files whose header does not verify are left out.
+    /// What the headers of the files in effect say, newest first (nil:
+    /// plain): the newest snapshot whose header verifies and whose own log
+    /// is there, as open chooses it, then the logs from its generation on
+    /// (every log, with no such snapshot). Files whose header does not
+    /// verify are left out.
     func encryptions() throws -> [FileEncryption?] {
         let listing = try listing()
-        // A header that cannot be read or does not verify says nothing: left out.
-        let snapshots: [FileEncryption?] = listing.snapshots.reversed().compactMap { file in
-            (try? SnapshotHeader(decoding: head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path)).map(\.encryption)
-        }
-        let logs: [FileEncryption?] = listing.logs.reversed().compactMap { file in
+        let logGenerations = Set(listing.logs.map(\.generation))
+        let snapshot = listing.snapshots.reversed().lazy.filter { logGenerations.contains($0.generation) }
+            .compactMap { file in try? SnapshotHeader(decoding: self.head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path) }
+            .first
+        let logs: [FileEncryption?] = listing.logs.reversed().filter { $0.generation >= snapshot?.generation ?? 0 }.compactMap { file in
             (try? head(of: file.path, count: LogFormat.maxFileHeaderSize).withUnsafeBytes {
                 try LogFileHeader(decoding: $0, file: file.path)
             }).map(\.encryption)
         }
-        return snapshots + logs
+        return (snapshot.map { [$0.encryption] } ?? []) + logs
     }
 
     /// The first `count` bytes of `file` (fewer when it is shorter).
