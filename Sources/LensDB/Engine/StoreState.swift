@@ -140,23 +140,63 @@ public struct StoreState: Sendable {
 
     /// Applies a transaction's operations, all or none.
     ///
-    /// Only a patch can fail, and a patch reads and changes only roots: so
-    /// when there is one, the transaction's root operations are tried first
-    /// on a state holding just the roots they name, and the state changes
-    /// only once they all apply. A transaction without a patch costs nothing
-    /// more.
+    /// Only a patch can fail, and a patch reads and changes only roots. So
+    /// the root operations go first, each noting how to undo it, and the
+    /// others follow once they all applied. The notes keep no root shared
+    /// while it is patched (a patch notes the member it replaces, not the
+    /// document), so each patch still costs O(depth of its path).
     /// - Throws: ``PatchFailure`` for the first patch that does not apply;
     ///   nothing changed then.
     mutating func applyAllOrNone(_ operations: [Operation]) throws(PatchFailure) {
         if operations.contains(where: \.isPatch) {
-            var trial = StoreState()
-            for case let name? in operations.lazy.map(\.rootName) {
-                trial.roots[name] = roots[name]
-                trial.rootEncodings[name] = rootEncodings[name]
+            var undo: [RootUndo] = []
+            do {
+                for operation in operations where operation.rootName != nil {
+                    let step = undoing(operation)
+                    try apply(operation)
+                    undo.append(step)
+                }
+            } catch {
+                for step in undo.reversed() { restore(step) }
+                throw error
             }
-            for operation in operations where operation.rootName != nil { try trial.apply(operation) }
+            for operation in operations where operation.rootName == nil { try apply(operation) }
+        } else {
+            for operation in operations { try apply(operation) }
         }
-        for operation in operations { try apply(operation) }
+    }
+
+    /// How to take back one root operation.
+    private enum RootUndo {
+        /// The root's value and encoding before.
+        case root(name: String, value: StoredValue?, encoding: ValueEncoding?)
+        /// The root's encoding before.
+        case encoding(name: String, ValueEncoding?)
+        /// The member at `path` before (nil: absent).
+        case member(name: String, path: [String], Document?)
+    }
+
+    private func undoing(_ operation: Operation) -> RootUndo {
+        switch operation {
+        case let .declareRoot(name, _): .encoding(name: name, rootEncodings[name])
+        case let .patchRoot(name, path, _):
+            .member(name: name, path: path, roots[name].flatMap { try? Self.document(of: $0).member(at: path) })
+        case let .setRoot(name, _), let .removeRoot(name): .root(name: name, value: roots[name], encoding: rootEncodings[name])
+        case .put, .remove, .declareTable: preconditionFailure("not a root operation")
+        }
+    }
+
+    private mutating func restore(_ step: RootUndo) {
+        switch step {
+        case let .root(name, value, encoding):
+            roots[name] = value
+            rootEncodings[name] = encoding
+        case let .encoding(name, encoding):
+            rootEncodings[name] = encoding
+        case let .member(name, path, member):
+            // The state is as the patch left it, so patching back applies.
+            try? patchRoot(name, at: path, to: member.map { StoredValue.decoded($0) })
+        }
     }
 
     /// Applies one operation, as replay and a transaction do.

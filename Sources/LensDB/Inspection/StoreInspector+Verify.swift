@@ -76,7 +76,7 @@ extension StoreInspector {
         var report = VerifyReport()
         report.notes += listing.temporaries.map { "\($0): an unfinished snapshot or log; open removes it" }
         report.problems += markerProblems()
-        report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; an open never reads it, repair salvages a snapshot from one when none is in place" }
+        report.notes += listing.setAside.map { "\($0): a damaged file set aside earlier; an open never reads it; when no snapshot is usable, repair salvages the newest snapshot whose header verifies, set aside or not" }
         let chain = verifyChain(into: &report)
         let total = handler == nil ? 0 : (listing.snapshots + listing.logs).reduce(Int64(0)) { $0 + size(of: $1.path, in: fileSystem) }
         var progress = ProgressCounter(.reading, total: total, handler: handler)
@@ -149,11 +149,18 @@ extension StoreInspector {
                 "\($0): a later log holds everything from its first LSN on (written again after a crash); never read, and \(findings.fate($0))"
             }
             // Damage inside a log is reported by verifyLog with its offset;
-            // here only what lies between files, and what only the clean
-            // close proves lost.
-            for dropped in recovery.dropped where dropped.range.reason == .lsnOutOfSequence || dropped.range.proof == .cleanClose {
+            // here only what lies between files, what only the clean close
+            // proves lost, and records that verify but do not apply (which
+            // only replay finds).
+            let kept: Set<DamageReason> = [.lsnOutOfSequence, .doesNotApply]
+            for dropped in recovery.dropped where kept.contains(dropped.range.reason) || dropped.range.proof == .cleanClose {
                 let range = dropped.range, lost = "LSNs \(range.lostLSNs.lowerBound)..<\(range.lostLSNs.upperBound)"
+                let overlaps = recovery.logsRead.contains { $0.path == dropped.file && $0.firstLSN == range.lostLSNs.lowerBound }
                 let message = switch (range.reason, range.proof) {
+                case (.doesNotApply, _):
+                    "record \(range.lostLSNs.lowerBound) verifies but does not apply: it changes a root document as a missing record left it, or LensDB did not write it; a strict open fails, and .salvage or \(repairCommand(forFileIn: dropped.file)) drops it"
+                case (.lsnOutOfSequence, _) where overlaps:
+                    "\(lost) are held again by this log, which starts before the LSN expected; a strict open fails, and .salvage or repair keeps the copies read first"
                 case (.lsnOutOfSequence, .laterRecord): "\(lost) are missing before this log, and a later record proves they were durable"
                 case (.lsnOutOfSequence, .cleanClose): "\(lost) are missing before this log, and the store's clean close proves they were durable"
                 default: "\(range.reason.rawValue): \(lost) are missing, though the store was closed cleanly after them: the file was cut or damaged after the close"

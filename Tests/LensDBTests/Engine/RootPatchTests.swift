@@ -87,6 +87,49 @@ import Testing
         #expect(salvaged.current.value(in: "t", key: [2]) != nil)
         #expect(try salvaged.current.root(named: "app")!.bytes() == document.binaryEncoded())
         #expect(salvaged.current.lsn == 3)
+        let problems = try StoreInspector(path: path, fileSystem: fileSystem).verify().problems
+        #expect(problems.contains { $0.lsn == 2 && $0.message.contains("verifies but does not apply") }, "\(problems)")
+    }
+
+    /// Records of several root operations under `.salvage`: one whose last
+    /// patch fails leaves every root as before, whatever the operations
+    /// before it did to them; one whose patch needs an earlier operation of
+    /// the same record applies whole.
+    @Test func aRecordOfSeveralRootOperationsAppliesWholeOrNotAtAll() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        let document: Document = ["scalar": 1, "nested": ["deep": "x"]]
+        try store.write { tx in tx.setRoot(.encoded(document.binaryEncoded()), named: "app", encoding: .valueFormat) }
+        store.close()
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        let logPath = directory.logPath(generation: 2)
+        let log = try LogWriter.create(fileSystem: fileSystem, path: logPath, generation: 2, firstLSN: 2, options: LogWriterOptions())
+        let fresh: Document = ["made": true]
+        let failing: [[LensDB.Operation]] = [
+            [.patchRoot(name: "app", path: ["scalar"], value: .encoded(Document.int(2).binaryEncoded())),
+             .patchRoot(name: "app", path: ["nested", "deep"], value: nil),
+             .patchRoot(name: "app", path: ["scalar", "below"], value: nil)],
+            [.removeRoot(name: "app"), .patchRoot(name: "app", path: ["scalar"], value: nil)],
+            [.declareRoot(name: "other", encoding: .valueFormat), .setRoot(name: "other", value: .encoded(fresh.binaryEncoded())),
+             .patchRoot(name: "app", path: ["none", "below"], value: nil)],
+        ]
+        for operations in failing { _ = try log.enqueue(TransactionFormat.encode(operations)) }
+        _ = try log.enqueue(TransactionFormat.encode([
+            .declareRoot(name: "made", encoding: .valueFormat), .setRoot(name: "made", value: .encoded(fresh.binaryEncoded())),
+            .patchRoot(name: "made", path: ["more"], value: .encoded(Document.int(3).binaryEncoded())),
+        ]))
+        try log.flush()
+        log.close()
+
+        var salvaging = options(fileSystem)
+        salvaging.recovery = .salvage
+        let salvaged = try Store(at: path, options: salvaging)
+        defer { salvaged.close() }
+        #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [2..<3, 3..<4, 4..<5])
+        #expect(try Document(decodingBinary: #require(salvaged.current.root(named: "app")).bytes()) == document)
+        #expect(salvaged.current.root(named: "other") == nil)
+        #expect(try Document(decodingBinary: #require(salvaged.current.root(named: "made")).bytes()) == ["made": true, "more": 3])
+        #expect(salvaged.current.lsn == 5)
     }
 
     /// A store written by log format v2 (`Tests/Fixtures/format-v2.lensdb`:

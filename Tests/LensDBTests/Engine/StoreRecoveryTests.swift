@@ -116,6 +116,8 @@ import Testing
             try Store(at: path, options: options(fileSystem))
         }
         #expect(error.map { "\($0)" }?.contains("two files hold LSNs 2…3") == true)
+        let problems = try StoreInspector(path: path, fileSystem: fileSystem).verify().problems
+        #expect(problems.contains { $0.file == log.path && $0.message.hasPrefix("LSNs 2..<4 are held again by this log") }, "\(problems)")
         let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
         #expect(salvaged.current.lsn == 5)
         #expect(salvaged.current.value(in: "t", key: bytes("x")) == nil, "the log's copy of LSN 2 is dropped")
