@@ -39,15 +39,21 @@ extension StoreInspector {
     func encryptions() throws -> [FileEncryption?] {
         let listing = try listing()
         let logGenerations = Set(listing.logs.map(\.generation))
-        let snapshot = listing.snapshots.reversed().lazy.filter { logGenerations.contains($0.generation) }
-            .compactMap { file in try? SnapshotHeader(decoding: self.head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path) }
-            .first
-        let logs: [FileEncryption?] = listing.logs.reversed().filter { $0.generation >= snapshot?.generation ?? 0 }.compactMap { file in
-            (try? head(of: file.path, count: LogFormat.maxFileHeaderSize).withUnsafeBytes {
-                try LogFileHeader(decoding: $0, file: file.path)
-            }).map(\.encryption)
+        // Each header read once: a live store's files change between reads.
+        var snapshot: SnapshotHeader?
+        for file in listing.snapshots.reversed() where logGenerations.contains(file.generation) {
+            snapshot = try? SnapshotHeader(decoding: head(of: file.path, count: SnapshotFormat.maxHeaderSize), path: file.path)
+            if snapshot != nil { break }
+        }
+        let logs: [FileEncryption?] = listing.logs.reversed().filter { $0.generation >= snapshot?.generation ?? 0 }.compactMap {
+            logHeader(of: $0.path).map(\.encryption)
         }
         return (snapshot.map { [$0.encryption] } ?? []) + logs
+    }
+
+    /// The header of the log at `file`; nil when it cannot be read or does not verify.
+    func logHeader(of file: String) -> LogFileHeader? {
+        try? head(of: file, count: LogFormat.maxFileHeaderSize).withUnsafeBytes { try LogFileHeader(decoding: $0, file: file) }
     }
 
     /// The first `count` bytes of `file` (fewer when it is shorter).
