@@ -5,11 +5,12 @@ import LensTestSupport
 import Testing
 
 /// Every `logtool` command an error advises is one `logtool` takes as it
-/// is written: pasted, it reaches the store instead of stopping at a usage
-/// error (exit code 2). The store named does not exist, so each command
-/// stops there, having changed nothing.
+/// is written: pasted into a shell, it reaches the store instead of
+/// stopping at a usage error (exit code 2). The store named does not exist,
+/// so each command stops there, having changed nothing; its path holds a
+/// space and a quote, which the advice must quote.
 @Suite struct LogtoolAdviceTests {
-    static let store = "/nonexistent-lensdb-advice/app.lensdb"
+    static let store = "/nonexistent-lensdb-advice/Jo's App/app.lensdb"
     static let log = "\(store)/log-0000000000000002.log"
     static let snapshot = "\(store)/snapshot-0000000000000002.snap"
 
@@ -35,10 +36,24 @@ import Testing
     ]
 
     /// The commands in `text`: spans between backticks that start `logtool `.
-    static func commands(in text: String) -> [[String]] {
+    static func commands(in text: String) -> [String] {
         text.split(separator: "`", omittingEmptySubsequences: false).enumerated()
             .filter { $0.offset % 2 == 1 && $0.element.hasPrefix("logtool ") }
-            .map { $0.element.split(separator: " ").dropFirst().map(String.init) }
+            .map { String($0.element) }
+    }
+
+    /// Runs `command` through `/bin/sh`, the built `logtool` in place of its first word.
+    static func shell(_ command: String) throws -> (status: Int32, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/sh")
+        process.arguments = ["-c", "exec \"$0\" " + command.dropFirst("logtool ".count), logtoolBinary.path]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, text)
     }
 
     @Test func everyAdvisedCommandIsOneLogtoolTakes() throws {
@@ -46,15 +61,22 @@ import Testing
         for error in Self.advising {
             let advice = Self.commands(in: "\(error)")
             #expect(!advice.isEmpty, "\(error) names no logtool command")
-            for arguments in advice {
-                #expect(arguments.contains(Self.store), "\(arguments) does not name the store")
-                let run = try logtool(arguments, timeout: .seconds(60))
-                #expect(run.status != 2, "`logtool \(arguments.joined(separator: " "))` is a usage error: \(run.err)")
-                #expect(run.err.contains("does not exist"), "\(arguments): \(run.err)")
+            for command in advice {
+                let run = try Self.shell(command)
+                #expect(run.status != 2, "`\(command)` is a usage error: \(run.err)")
+                #expect(run.err.contains("\(Self.store) is not a LensDB store: it does not exist"), "`\(command)`: \(run.err)")
                 checked += 1
             }
         }
         #expect(checked >= Self.advising.count)
         #expect(!FileManager.default.fileExists(atPath: Self.store))
+    }
+
+    /// A relative path, or one ending in a slash, is advised absolute, and
+    /// the repaired store goes beside the store, never inside it.
+    @Test func advisedPathsAreAbsoluteAndTheOutputIsBesideTheStore() {
+        let here = FileManager.default.currentDirectoryPath
+        #expect(repairCommand(for: "./data/../state.lensdb/").hasPrefix("`logtool repair \(here)/state.lensdb --output \(here)/state.lensdb.repaired`"))
+        #expect(pathWord("/a b/it's") == "'/a b/it'\\''s'")
     }
 }

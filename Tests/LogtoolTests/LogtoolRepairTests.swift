@@ -156,29 +156,36 @@ import Testing
     /// newest snapshot's header damaged: no snapshot is usable, and the logs
     /// before the newest are gone. Returns the store, both snapshots, and
     /// the first snapshot's state.
-    func twoSnapshotsNewestHeaderDamaged(_ stores: GoldenStores) throws -> (store: String, older: String, newest: String, olderState: String) {
-        let store = try stores.healthy(compacted: true)
+    func twoSnapshotsNewestHeaderDamaged(
+        _ stores: GoldenStores, name: String = "healthy"
+    ) throws -> (store: String, older: String, newest: String, olderState: String, lastLSN: UInt64) {
+        let store = try stores.healthy(name, compacted: true)
         let older = try stores.snapshotPath(store)
         let olderBytes = try Data(contentsOf: URL(fileURLWithPath: older))
         let olderState = try logtool("dump", store, "--snapshot", "--json").out
         let opened = try Store(at: store)
         try opened.write { tx in tx.put([9], for: [9], in: "later") }
         try opened.compact()
+        let lastLSN = opened.current.lsn
         opened.close()
         let newest = try stores.snapshotPath(store)
         #expect(newest != older && !FileManager.default.fileExists(atPath: older))
         try olderBytes.write(to: URL(fileURLWithPath: older))
         try stores.edit(newest) { $0[12] ^= 0xFF }
-        return (store, older, newest, olderState)
+        return (store, older, newest, olderState, lastLSN)
     }
 
     /// The advice of the failed open, pasted as it is: repair passes over
     /// the newest snapshot, whose header does not verify, keeps the older
-    /// one, and says what is lost.
-    @Test func repairFallsBackToTheNewestSnapshotWhoseHeaderVerifies() throws {
+    /// one, and lists the LSNs between as lost, both after a clean close
+    /// and after a crash, when only the newest log's header says they
+    /// existed. The repaired store numbers its next transaction after them.
+    @Test(arguments: [true, false])
+    func repairFallsBackToTheNewestSnapshotWhoseHeaderVerifies(closedCleanly: Bool) throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
-        let (store, _, newest, olderState) = try twoSnapshotsNewestHeaderDamaged(stores)
+        let (store, _, newest, olderState, lastLSN) = try twoSnapshotsNewestHeaderDamaged(stores)
+        if !closedCleanly { try FileManager.default.removeItem(atPath: StoreDirectory(path: store, fileSystem: POSIXFileSystem()).closedMarkerPath) }
         let error = #expect(throws: RecoveryError.self) { try Store(at: store) }
         let advice = try #require(error.map { "\($0)" }?.split(separator: "`").first { $0.hasPrefix("logtool repair ") })
         let arguments = advice.split(separator: " ").dropFirst().map(String.init)
@@ -186,8 +193,9 @@ import Testing
 
         let repair = try logtool(arguments)
         #expect(repair.status == 0, "\(repair.err)")
-        #expect(repair.out.contains("\(newest): the snapshot header fails its checksum; its header does not verify"), "\(repair.out)")
+        #expect(repair.out.contains("\(newest): the snapshot header fails its checksum, so nothing in it could be kept"), "\(repair.out)")
         #expect(repair.out.contains("transactions lost:"), "\(repair.out)")
+        #expect(repair.out.contains("last LSN \(lastLSN),"), "\(repair.out)")
         #expect(try logtool("dump", arguments[3], "--snapshot", "--json").out == olderState)
         #expect(try logtool("verify", arguments[3]).status == 0)
     }
@@ -197,7 +205,7 @@ import Testing
     @Test func repairWithNoSnapshotHeaderThatVerifiesWritesNothing() throws {
         let stores = try GoldenStores()
         defer { stores.directory.remove() }
-        let (store, older, _, _) = try twoSnapshotsNewestHeaderDamaged(stores)
+        let (store, older, _, _, _) = try twoSnapshotsNewestHeaderDamaged(stores)
         try stores.edit(older) { $0[12] ^= 0xFF }
         let output = "\(stores.directory.path)/out.lensdb"
         let repair = try logtool("repair", store, "--output", output)

@@ -93,7 +93,7 @@ extension Store {
                 unproven.append(record)
             })
             reading.finish()
-            report.dropped += notApplied
+            report.addDropped(notApplied)
             unproven.removeAll { $0.lsn <= report.provenLSN }
             logRecovery(report, logger: logger)
             var opened = Opened(
@@ -287,6 +287,15 @@ extension Store {
         }
         state.lsn = record.lsn
         return dropped
+    }
+}
+
+extension RecoveryReport {
+    /// Adds what LensDB's replay dropped to what the chain dropped, in LSN order.
+    mutating func addDropped(_ ranges: [DroppedLogRange]) {
+        guard !ranges.isEmpty else { return }
+        dropped += ranges
+        dropped.sort { $0.range.lostLSNs.lowerBound < $1.range.lostLSNs.lowerBound }
     }
 }
 

@@ -95,11 +95,11 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .notEncrypted(path, file, given):
             "\(path) is not encrypted (\(file) is plain), but a key was given (id \(given)); open it without StoreOptions.encryptionKey, then call changeEncryptionKey(to:) to encrypt it"
         case let .generationsExhausted(path):
-            "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. No log or snapshot changed, and a read-only open still reads the store: run `logtool repair \(path) --in-place`, which writes it anew from generation 1"
+            "\(path): the store's files are numbered up to generation ffffffffffffffff, the last a file name holds, so it cannot start another log; no LensDB numbers files that far, so one was named by hand. No log or snapshot changed, and a read-only open still reads the store: run `logtool repair \(pathWord(path)) --in-place`, which writes it anew from generation 1"
         case let .recordDoesNotApply(file, offset, lsn, problem):
             "\(file) at offset \(offset): record \(lsn) verifies, but it holds \(problem), so it builds on a record that is missing or was not written by LensDB; open the store with RecoveryPolicy.salvage, or run \(repairCommand(forFileIn: file)), to drop this record and keep every other"
         case let .malformedRecord(file, offset, lsn):
-            "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump \(parentDirectory(of: file)) --from \(lsn) --to \(lsn)`"
+            "\(file) at offset \(offset): record \(lsn) passes its checksum but is not a transaction this version of LensDB can read; open the store with the version that wrote it, or look at the record with `logtool dump \(pathWord(parentDirectory(of: file))) --from \(lsn) --to \(lsn)`"
         }
     }
 

@@ -201,11 +201,18 @@ extension StoreInspector {
                     if case .unsupportedCipher = error { throw error }
                     unreadable.append("\(candidate): \(stripping(candidate, from: error.description))")
                     continue
+                } catch let error as EncryptionError {
+                    // One a key change cut short left under its new key: the
+                    // key given fits the files in effect (requireFittingKey).
+                    unreadable.append("\(candidate): \(stripping(candidate, from: error.description))")
+                    continue
+                } catch let error as StorageError {
+                    unreadable.append("\(candidate): \(error)")
+                    continue
                 }
                 var (state, recovery, lost) = try replayLogs(after: salvaged, from: candidate, listing)
                 recovery.damagedSnapshots = damaged
-                let skipped = unreadable.map { "\($0); its header does not verify, so nothing in it could be kept" }
-                return (state, recovery, skipped + lost)
+                return (state, recovery, unreadable.map { "\($0), so nothing in it could be kept" } + lost)
             }
             throw InspectionError.nothingToSalvage(path: path, snapshots: unreadable)
         }
@@ -221,12 +228,25 @@ extension StoreInspector {
         var state = loader.state
         var recovery = RecoveryReport()
         let base = SnapshotSummary(path: file, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
-        var notApplied: [DroppedLogRange] = []
+        var alsoDropped: [DroppedLogRange] = []
         try chain(policy: .salvage)
             .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
-                if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { notApplied.append(dropped) }
+                if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { alsoDropped.append(dropped) }
             }
-        recovery.dropped += notApplied
+        // A log starts one past the state it was begun on, so a later log
+        // the chain could not reach (its records unproven, or none) still
+        // says that LSNs up to its start existed: they are lost, and the
+        // repaired store starts after them rather than numbering new
+        // transactions with LSNs a follower may have seen.
+        let begun = listing.logs.filter { $0.generation > salvaged.generation }
+            .compactMap { log in logHeader(of: log.path).map { (file: log.path, before: $0.firstLSN - 1) } }
+            .max { $0.before < $1.before }
+        if let begun, begun.before > state.lsn {
+            alsoDropped.append(DroppedLogRange(file: begun.file, range: DroppedRange(
+                offset: 0, length: 0, lostLSNs: state.lsn + 1 ..< begun.before + 1, reason: .lsnOutOfSequence)))
+            state.lsn = begun.before
+        }
+        recovery.addDropped(alsoDropped)
         let lost = salvaged.droppedRanges.map {
             "\(file): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
         } + (salvaged.orphanedEntries > 0 ? ["\(file): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])

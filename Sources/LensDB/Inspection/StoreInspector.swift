@@ -79,7 +79,7 @@ public struct StoreInspector: Sendable {
             reading.read(record, in: file)
         })
         reading.finish()
-        report.dropped += notApplied
+        report.addDropped(notApplied)
         return (state, report)
     }
 }
@@ -143,13 +143,13 @@ public enum InspectionError: Error, Sendable, Equatable, CustomStringConvertible
         case let .repairCutShort(path, backup, repaired?, cause):
             "\(path): the original store was moved to \(backup), but moving the repaired store from \(repaired) into its place failed (\(cause)), so \(path) is missing. Both are whole: rename \(repaired) to \(path) to finish the repair, or \(backup) to \(path) to undo it"
         case let .repairCutShort(path, backup, nil, cause):
-            "\(path) is repaired and the original is at \(backup), but syncing their directory failed (\(cause)), so a power loss may undo either move; check it with `logtool verify \(path)` after a restart before removing \(backup)"
+            "\(path) is repaired and the original is at \(backup), but syncing their directory failed (\(cause)), so a power loss may undo either move; check it with `logtool verify \(pathWord(path))` after a restart before removing \(backup)"
         case let .noSuchTable(path, table, tables):
             "\(path) has no table \(table); its tables: \(tables.isEmpty ? "none" : tables.joined(separator: ", "))"
         case let .noSnapshot(path, damaged) where damaged.isEmpty:
-            "\(path) has no snapshot yet (it was never compacted); dump its transactions without --snapshot, or run `logtool compact \(path)` first"
+            "\(path) has no snapshot yet (it was never compacted); dump its transactions without --snapshot, or run `logtool compact \(pathWord(path))` first"
         case let .noSnapshot(path, damaged):
-            "\(path) has no snapshot that verifies (\(damaged.joined(separator: ", ")) fail their checks); run `logtool verify \(path)` to see why"
+            "\(path) has no snapshot that verifies (\(damaged.joined(separator: ", ")) fail their checks); run `logtool verify \(pathWord(path))` to see why"
         case let .keyRequired(path, keyID):
             "\(path) is encrypted (key id \(keyID)) and no key was given; pass --key-file with the file that holds that key's 32 bytes"
         case let .wrongKey(path, found, given):

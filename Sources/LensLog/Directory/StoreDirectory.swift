@@ -9,8 +9,9 @@
 /// - `snapshot-<generation>.snap.tmp`, `log-<generation>.log.tmp`: a
 ///   snapshot or log being written; removed on open;
 /// - `log-….damaged`, `snapshot-….damaged`: a file recovery or repair set
-///   aside; never read by an open (`logtool repair` salvages a snapshot
-///   from one when none is in place), never deleted.
+///   aside; never read by an open (when no snapshot is usable, `logtool
+///   repair` salvages the newest whose header verifies, set aside or
+///   not), never deleted.
 ///
 /// Any other name is not the store's: LensDB never reads, moves or deletes
 /// it. A directory that holds other files and none of these is not a store

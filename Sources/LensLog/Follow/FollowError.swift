@@ -19,7 +19,7 @@ public enum FollowError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .compactedAway(lsn, snapshot, snapshotLSN):
-            "transaction \(lsn) is no longer in any log: compaction moved it into \(snapshot), which holds everything through LSN \(snapshotLSN); take that state with `logtool dump \(parentDirectory(of: snapshot)) --snapshot --json`, then follow with `--from \(snapshotLSN + 1)`, and poll more often (--interval): each log must be seen by one poll before the compaction that follows it deletes it"
+            "transaction \(lsn) is no longer in any log: compaction moved it into \(snapshot), which holds everything through LSN \(snapshotLSN); take that state with `logtool dump \(pathWord(parentDirectory(of: snapshot))) --snapshot --json`, then follow with `--from \(snapshotLSN + 1)`, and poll more often (--interval): each log must be seen by one poll before the compaction that follows it deletes it"
         case let .corruption(file, offset, lsn, reason):
             "\(file) at offset \(offset): \(reason.rawValue) at LSN \(lsn), followed by records proving it was durable, so transaction \(lsn) is lost. \(Self.rebuilding(parentDirectory(of: file), repair: true))"
         case let .diverged(lsn, file):
@@ -33,8 +33,8 @@ public enum FollowError: Error, Sendable, Equatable, CustomStringConvertible {
     /// only that snapshot hands them on.
     private static func rebuilding(_ store: String, repair: Bool) -> String {
         let first = repair
-            ? "Stop the program that writes the store, run `logtool repair \(store) --in-place`, which keeps every record that verifies in one snapshot"
-            : "Stop the program that writes the store, run `logtool compact \(store)`, which puts all of it in one snapshot"
-        return first + "; then rebuild what was exported from `logtool dump \(store) --snapshot --json`, and follow with `--from` one past the last LSN `logtool info \(store)` reports, before the program writes again"
+            ? "Stop the program that writes the store, run `logtool repair \(pathWord(store)) --in-place`, which keeps every record that verifies in one snapshot"
+            : "Stop the program that writes the store, run `logtool compact \(pathWord(store))`, which puts all of it in one snapshot"
+        return first + "; then rebuild what was exported from `logtool dump \(pathWord(store)) --snapshot --json`, and follow with `--from` one past the last LSN `logtool info \(pathWord(store))` reports, before the program writes again"
     }
 }

@@ -111,15 +111,3 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 }
-
-/// The `logtool repair` command that writes what verifies of the store at
-/// `directory` into a new store beside it, in backticks and whole, so that
-/// advice can be pasted (`repair` needs `--output` or `--in-place`).
-public func repairCommand(for directory: String) -> String {
-    "`logtool repair \(directory) --output \(directory).repaired`"
-}
-
-/// ``repairCommand(for:)`` for the store that holds `file`.
-public func repairCommand(forFileIn file: String) -> String {
-    repairCommand(for: parentDirectory(of: file))
-}

@@ -1,0 +1,57 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+// The commands errors advise are written whole, so that a user can paste
+// them: the store's path absolute and, where a shell would split or
+// expand it, quoted.
+
+/// The `logtool repair` command, in backticks, that writes what verifies
+/// of the store at `directory` into a new store beside it (`repair` needs
+/// `--output` or `--in-place`).
+public func repairCommand(for directory: String) -> String {
+    let store = absolutePath(directory)
+    return "`logtool repair \(pathWord(store)) --output \(pathWord(store + ".repaired"))` (with --key-file when the store is encrypted)"
+}
+
+/// ``repairCommand(for:)`` for the store that holds `file`.
+public func repairCommand(forFileIn file: String) -> String {
+    repairCommand(for: parentDirectory(of: file))
+}
+
+/// `path` as one word of a shell command line: absolute (``absolutePath(_:)``),
+/// and in single quotes when a shell would split or expand it.
+public func pathWord(_ path: String) -> String {
+    let path = absolutePath(path)
+    let plain = path.utf8.allSatisfy { byte in
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "/"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: ","),
+             UInt8(ascii: ":"), UInt8(ascii: "@"), UInt8(ascii: "%"): true
+        default: false
+        }
+    }
+    return plain ? path : "'" + path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
+}
+
+/// `path` absolute, without `.`, `..`, repeated or trailing slashes: a
+/// relative path is taken from this process's working directory, which
+/// the user who pastes the advice may not share.
+public func absolutePath(_ path: String) -> String {
+    var full = path
+    if !path.hasPrefix("/"), let directory = getcwd(nil, 0) {
+        full = String(cString: directory) + "/" + path
+        free(directory)
+    }
+    var parts: [Substring] = []
+    for part in full.split(separator: "/") {
+        switch part {
+        case ".": continue
+        case "..": _ = parts.popLast()
+        default: parts.append(part)
+        }
+    }
+    return "/" + parts.joined(separator: "/")
+}
