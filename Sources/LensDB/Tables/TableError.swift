@@ -19,8 +19,10 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     case undecodable(table: String, id: String, codingPath: String, missingField: String?, reason: String, count: Int)
     /// The table is already open with another entity type in this store.
     case typeMismatch(table: String, openedAs: String, requested: String)
-    /// The table was written with another encoding (for example through the
-    /// byte-level API), so its entries are not entities of this type.
+    /// The table was written with another encoding, so its entries are not
+    /// entities of this type: through the byte-level API (values of raw
+    /// bytes), or by an entity whose identifier type stores its keys
+    /// otherwise (the identifier type changed). Nothing was read or changed.
     case encodingMismatch(table: String, stored: TableEncoding, expected: TableEncoding)
     /// The table is already open with other index definitions.
     case indexMismatch(table: String, opened: [String], requested: [String])
@@ -46,8 +48,10 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
                 + Self.advice(missingField: missingField)
         case let .typeMismatch(table, openedAs, requested):
             "table \(table) is open as \(openedAs) in this store, not as \(requested); use one entity type per table"
+        case let .encodingMismatch(table, stored, expected) where stored.value == expected.value:
+            "table \(table) holds entities whose identifiers are stored as \(stored.key), but this entity's identifier type stores them as \(expected.key): the identifier type changed since they were written. Nothing was read or changed; open the table with the identifier type it was written with (a migration cannot change a table's keys)"
         case let .encodingMismatch(table, stored, expected):
-            "table \(table) holds entries with \(stored), not entities (\(expected)); it was written through the byte-level API, so open another table name"
+            "table \(table) holds entries with \(stored), not entities (\(expected)): it was written through the byte-level API. Nothing was read or changed; read it with the byte-level API (store.current.value(in:key:)), or keep the entities under another table name"
         case let .indexMismatch(table, opened, requested):
             "table \(table) is open with indexes [\(opened.joined(separator: ", "))], not [\(requested.joined(separator: ", "))]; open it once with one set of indexes"
         case let .identifierNotNormalized(table, id):

@@ -323,6 +323,19 @@ import Testing
         #expect(throws: TableError.encodingMismatch(table: "bytes", stored: .raw, expected: TableEncoding(key: .int64, value: .valueFormat))) {
             try raw.table(Person.self, named: "bytes")
         }
+        // The same fields under an identifier of another type: the keys are
+        // stored otherwise, and the error says the identifier type changed.
+        struct Renumbered: Entity { var id: String; var name: String; var age: Int; var city: String; var email: String }
+        let fileSystem = SimulatedFileSystem()
+        let written = try tableStore(fileSystem)
+        try written.table(Person.self, named: "people").put(alice)
+        written.close()
+        let reopened = try tableStore(fileSystem)
+        defer { reopened.close() }
+        let changed = #expect(throws: TableError.encodingMismatch(
+            table: "people", stored: TableEncoding(key: .int64, value: .valueFormat), expected: TableEncoding(key: .string, value: .valueFormat)
+        )) { try reopened.table(Renumbered.self, named: "people") }
+        #expect(changed.map { "\($0)" }?.contains("the identifier type changed") == true)
     }
 
     @Test func readersHoldingAnOldVersionKeepIt() throws {
