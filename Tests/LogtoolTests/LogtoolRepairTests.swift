@@ -200,6 +200,43 @@ import Testing
         #expect(try logtool("verify", arguments[3]).status == 0)
     }
 
+    /// A store whose snapshot was removed by hand (or not copied with its
+    /// logs): the logs start past LSN 1, so an open refuses it, changing no
+    /// file, instead of opening it empty; its advice, a repair, keeps the
+    /// logs (with a transaction written after the compaction, or none) and
+    /// lists the LSNs before them as lost, once.
+    @Test(arguments: [true, false])
+    func aStoreWhoseSnapshotIsGoneIsRefusedAndRepairKeepsItsLogs(writtenSince: Bool) throws {
+        let stores = try GoldenStores()
+        defer { stores.directory.remove() }
+        let store = try stores.healthy(compacted: true)
+        let opened = try Store(at: store)
+        let compactedLSN = opened.current.lsn
+        if writtenSince { try opened.write { tx in tx.put([7], for: [7], in: "later") } }
+        opened.close()
+        try FileManager.default.removeItem(atPath: try stores.snapshotPath(store))
+        let before = try FileManager.default.contentsOfDirectory(atPath: store).sorted()
+        for recovery in [RecoveryPolicy.strict, .salvage] {
+            let error = #expect(throws: RecoveryError.noUsableSnapshot(directory: store, damaged: [])) {
+                try Store(at: store, options: StoreOptions(recovery: recovery))
+            }
+            #expect(error.map { "\($0)" }?.contains("the store has no snapshot, yet its logs do not start at LSN 1") == true)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == before, "a refused open changes no file")
+
+        let output = "\(stores.directory.path)/kept.lensdb"
+        let repair = try logtool("repair", store, "--output", output, "--json")
+        #expect(repair.status == 0, "\(repair.err)")
+        let report = try JSONDecoder().decode(RepairReport.self, from: Data(repair.out.utf8))
+        let last = compactedLSN + (writtenSince ? 1 : 0)
+        #expect(report.lost.map { $0.fromLSN..<$0.toLSN } == [1..<compactedLSN + 1])
+        #expect(report.lastLSN == last)
+        let kept = try Store(at: output)
+        defer { kept.close() }
+        #expect(kept.current.count(in: "later") == (writtenSince ? 1 : 0))
+        #expect(kept.current.lsn == last)
+    }
+
     /// With no snapshot whose header verifies, nothing says where the
     /// history starts: repair writes nothing and says to restore a backup.
     @Test func repairWithNoSnapshotHeaderThatVerifiesWritesNothing() throws {

@@ -190,6 +190,11 @@ extension StoreInspector {
             return (state, recovery, [])
         } catch let RecoveryError.noUsableSnapshot(_, damaged) {
             let listing = try listing()
+            if listing.snapshotsNewestFirst.isEmpty {
+                // No snapshot at all: the logs alone, from an empty state.
+                let (state, recovery, _) = try replayLogs(after: SalvagedSnapshot(), from: path, listing)
+                return (state, recovery, [])
+            }
             var unreadable: [String] = []
             for candidate in listing.snapshotsNewestFirst {
                 let salvaged: SalvagedSnapshot
@@ -242,8 +247,12 @@ extension StoreInspector {
             .compactMap { log in logHeader(of: log.path).map { (file: log.path, before: $0.firstLSN - 1) } }
             .max { $0.before < $1.before }
         if let begun, begun.before > state.lsn {
-            alsoDropped.append(DroppedLogRange(file: begun.file, range: DroppedRange(
-                offset: 0, length: 0, lostLSNs: state.lsn + 1 ..< begun.before + 1, reason: .lsnOutOfSequence)))
+            let reported = (recovery.dropped + alsoDropped).map { $0.range.lostLSNs.upperBound - 1 }.max() ?? 0
+            let lost = max(state.lsn, reported) + 1
+            if lost <= begun.before {
+                alsoDropped.append(DroppedLogRange(file: begun.file, range: DroppedRange(
+                    offset: 0, length: 0, lostLSNs: lost ..< begun.before + 1, reason: .lsnOutOfSequence)))
+            }
             state.lsn = begun.before
         }
         recovery.addDropped(alsoDropped)

@@ -39,11 +39,14 @@ extension LogChain {
         // Logs that do not reach back to LSN 1 continue a snapshot. One set
         // aside earlier (by an open of an earlier LensDB, which did so even
         // when the open then failed) may hold that history: it is named,
-        // never taken as absent.
+        // never taken as absent. With no snapshot at all, the one that held
+        // it is gone (removed, or not copied with the logs): an empty state
+        // must not stand in for it.
         let earlier = listing.setAsideSnapshots.map {
             DamagedFile(path: $0, movedTo: $0, problem: "set aside as damaged by an earlier open; it may hold the history the logs lack")
         }
-        guard try (listing.snapshots.isEmpty && earlier.isEmpty) || logsStartAtTheBeginning(listing) else {
+        let starts = try logStarts(listing)
+        guard starts.contains(1) || (listing.snapshots.isEmpty && earlier.isEmpty && starts.isEmpty) else {
             throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots + earlier)
         }
         return nil
@@ -62,13 +65,13 @@ extension LogChain {
         report.snapshotsToSetAside = []
     }
 
-    /// Whether the logs still hold the whole history, from LSN 1: a log
-    /// whose header verifies starts there. Asked only when no snapshot is
-    /// usable, since a finished compaction deletes the logs before it. Any
-    /// such log, not only the first: a later log that starts at LSN 1 (an
-    /// open that logged every record again) is what replay reads, whatever
-    /// is left of the logs before it.
-    private func logsStartAtTheBeginning(_ listing: StoreDirectory.Listing) throws -> Bool {
-        try listing.logs.contains { try firstLSN(of: $0.path) == 1 }
+    /// The first LSN of every log whose header verifies. Asked only when no
+    /// snapshot is usable, since a finished compaction deletes the logs
+    /// before it: the logs hold the whole history when one starts at LSN 1.
+    /// Any such log, not only the first: a later log that starts at LSN 1
+    /// (an open that logged every record again) is what replay reads,
+    /// whatever is left of the logs before it.
+    private func logStarts(_ listing: StoreDirectory.Listing) throws -> [UInt64] {
+        try listing.logs.compactMap { try firstLSN(of: $0.path) }
     }
 }

@@ -91,9 +91,10 @@ public struct DroppedLogRange: Sendable, Equatable {
 /// Recovery could not produce a state it can vouch for.
 public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Every snapshot is damaged or not continued by the logs (or none is in
-    /// place, and one an earlier open set aside may hold the history), and
-    /// the logs do not start at LSN 1. Nothing was renamed: `logtool repair`
-    /// salvages the newest snapshot whose header verifies.
+    /// place, and one an earlier open set aside may hold the history, or
+    /// there is none at all), and the logs do not start at LSN 1. Nothing
+    /// was renamed: `logtool repair` salvages the newest snapshot whose
+    /// header verifies, or with none at all, keeps the logs alone.
     case noUsableSnapshot(directory: String, damaged: [DamagedFile])
     /// A log that should continue the chain starts too late, and a later
     /// record (or a clean close) proves the missing LSNs were durable; or it
@@ -108,6 +109,8 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
+        case let .noUsableSnapshot(directory, damaged) where damaged.isEmpty:
+            "\(directory): the store has no snapshot, yet its logs do not start at LSN 1, so the snapshot that held the transactions before them is gone (removed, or not copied with the logs); no file was changed. Put it back from a backup, or run \(repairCommand(for: directory)), which keeps the logs and lists the LSNs before them as lost"
         case let .noUsableSnapshot(directory, damaged):
             "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not reach back to LSN 1; no file was changed. Run \(repairCommand(for: directory)): it keeps what verifies of the newest snapshot whose header verifies, and the logs after it, and lists what is lost (when no snapshot's header verifies, restore the store from a backup)"
         case let .missingRecords(file, expected, first) where first < expected:

@@ -9,6 +9,16 @@ public struct SalvagedSnapshot: Sendable {
     public var droppedRanges: [(offset: Int64, length: Int64)] = []
     /// Entries left out because the chunk declaring their table was lost.
     public var orphanedEntries = 0
+
+    /// Nothing: the state before LSN 1, of generation 0.
+    public init() {
+        self.init(generation: 0, lastLSN: 0)
+    }
+
+    init(generation: UInt64, lastLSN: UInt64) {
+        self.generation = generation
+        self.lastLSN = lastLSN
+    }
 }
 
 extension SnapshotFile {
