@@ -87,7 +87,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .closed(path):
             "\(path) is closed; open it again with a new Store to write"
         case let .reentrantWrite(path):
-            "\(path): write, flush or compact called from inside a write block of the same store; make the change on that block's transaction instead"
+            "\(path): write, flush or compact called from inside a write block of the same store, whose writers' lock that block holds; nothing changed. Make a change on that block's transaction, and flush or compact after the block returns"
         case let .encryptionKeyRequired(path, file, keyID):
             "\(path) is encrypted (\(file) needs the key whose id is \(keyID)) and no key was given; set StoreOptions.encryptionKey to that key"
         case let .wrongEncryptionKey(path, file, found, given):

@@ -34,7 +34,7 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .unknownMigrations(store, names):
             "\(store) was migrated by a newer release of this app (its history names \(names.joined(separator: ", ")), which this release does not register); nothing was changed: open it with the newer release, or register those migrations"
         case let .unreadableHistory(store, reason):
-            "\(store): the migration history (root \(MigrationHistory.rootName)) cannot be read because \(reason); nothing was changed: open the store with the release that wrote it"
+            "\(store): the migration history (root \(MigrationHistory.rootName)) cannot be read because \(reason); nothing was changed: open the store with the newer release that wrote it, or, if the app itself keeps a root document of that name, rename it"
         case let .tableIsOpen(store, migration, table):
             "\(store): migration \(migration) changes table \(table), which is already open with its type; run the migrator right after opening the store, before opening its tables (Store(at:options:migrator:) does)"
         case let .notDocuments(store, migration, table, encoding):
@@ -46,9 +46,9 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .encodingMismatch(store, migration, source, target):
             "\(store): migration \(migration) would move rows from table \(source) into table \(target), whose keys are encoded differently; move rows only between tables of the same identifier type"
         case let .identifierChanged(store, migration, table, key, newIdentifier):
-            "\(store): migration \(migration) turned the row \(key) of table \(table) into an entity whose identifier is \(newIdentifier); rows keep their keys, so nothing was changed: keep the identifier, or move the entity under its new one with moveRows or a byte-level write"
+            "\(store): migration \(migration) turned the row \(key) of table \(table) into an entity whose identifier is \(newIdentifier); rows keep their keys, so nothing was changed: keep the identifier in the conversion (no migration step gives a row a new key)"
         case let .undecodable(store, migration, table, key, reason):
-            "\(store): migration \(migration) cannot read the row \(key) of table \(table): \(reason); nothing was changed: fix the step, or pass onUndecodable: .quarantine to leave such rows as they are"
+            "\(store): migration \(migration) cannot read the row \(key) of table \(table): \(reason); nothing was changed: make the step accept such rows (updateRows and changeField without types see each value as a Document), or, in convertRows, pass onUndecodable: .quarantine to leave them as they are"
         }
     }
 }
