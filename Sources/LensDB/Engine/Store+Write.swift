@@ -21,6 +21,9 @@ extension Store {
     ///   ``StoreError/reentrantWrite(path:)`` when called from inside a write
     ///   block of this store (nothing changed, the store goes on);
     ///   ``StoreError/readOnly(path:)``, ``StoreError/closed(path:)``;
+    ///   `LogError.recordTooLarge` for a transaction larger than a record
+    ///   holds, and `LogError.lsnsExhausted` when the store has given out
+    ///   its last LSN (nothing written, the store goes on);
     ///   ``StoreError/failed(path:cause:)`` when the log write or sync fails —
     ///   this commit is then not acknowledged, every later write throws, and
     ///   reads keep serving the last acknowledged state.
