@@ -291,11 +291,14 @@ extension Store {
 }
 
 extension RecoveryReport {
-    /// Adds what LensDB's replay dropped to what the chain dropped, in LSN order.
+    /// Adds what LensDB's replay dropped to what the chain dropped, in LSN
+    /// order. A record dropped as not applying is not one replayed, though
+    /// the chain counted it when it handed it over.
     mutating func addDropped(_ ranges: [DroppedLogRange]) {
         guard !ranges.isEmpty else { return }
         dropped += ranges
         dropped.sort { $0.range.lostLSNs.lowerBound < $1.range.lostLSNs.lowerBound }
+        recordsReplayed -= ranges.count { $0.range.reason == .doesNotApply }
     }
 }
 

@@ -126,6 +126,7 @@ import Testing
         let salvaged = try Store(at: path, options: salvaging)
         defer { salvaged.close() }
         #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [2..<3, 3..<4, 4..<5])
+        #expect(salvaged.openStatistics.recovery.recordsReplayed == 2, "the first commit and the last")
         #expect(try Document(decodingBinary: #require(salvaged.current.root(named: "app")).bytes()) == document)
         #expect(salvaged.current.root(named: "other") == nil)
         #expect(try Document(decodingBinary: #require(salvaged.current.root(named: "made")).bytes()) == ["made": true, "more": 3])
