@@ -155,18 +155,19 @@ extension StoreInspector {
             let kept: Set<DamageReason> = [.lsnOutOfSequence, .doesNotApply]
             for dropped in recovery.dropped where kept.contains(dropped.range.reason) || dropped.range.proof == .cleanClose {
                 let range = dropped.range, lost = "LSNs \(range.lostLSNs.lowerBound)..<\(range.lostLSNs.upperBound)"
-                let overlaps = recovery.logsRead.contains { $0.path == dropped.file && $0.firstLSN == range.lostLSNs.lowerBound }
                 let message = switch (range.reason, range.proof) {
                 case (.doesNotApply, _):
                     "record \(range.lostLSNs.lowerBound) verifies but does not apply: it changes a root document as a missing record left it, or LensDB did not write it; a strict open fails, and .salvage or \(repairCommand(forFileIn: dropped.file)) drops it"
-                case (.lsnOutOfSequence, _) where overlaps:
-                    "\(lost) are held again by this log, which starts before the LSN expected; a strict open fails, and .salvage or repair keeps the copies read first"
                 case (.lsnOutOfSequence, .laterRecord): "\(lost) are missing before this log, and a later record proves they were durable"
                 case (.lsnOutOfSequence, .cleanClose): "\(lost) are missing before this log, and the store's clean close proves they were durable"
                 default: "\(range.reason.rawValue): \(lost) are missing, though the store was closed cleanly after them: the file was cut or damaged after the close"
                 }
                 report.problems.append(.init(file: dropped.file, offset: range.offset, lsn: range.lostLSNs.lowerBound, message: message))
                 if range.proof == .cleanClose { findings.lostAfterCleanClose.insert(dropped.file) }
+            }
+            report.problems += recovery.skippedCopies.map { copies in
+                let range = copies.range
+                return .init(file: copies.file, offset: 0, lsn: range.lostLSNs.lowerBound, message: "LSNs \(range.lostLSNs.lowerBound)..<\(range.lostLSNs.upperBound) are held again by this log, which starts before the LSN expected; a strict open fails, and .salvage or repair keeps the copies read first")
             }
             findings.generation = recovery.snapshot?.generation ?? 0
             findings.cutWhileNew = Set(recovery.logsCutWhileNew)

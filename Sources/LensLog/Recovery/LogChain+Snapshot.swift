@@ -41,12 +41,15 @@ extension LogChain {
         // when the open then failed) may hold that history: it is named,
         // never taken as absent. With no snapshot at all, the one that held
         // it is gone (removed, or not copied with the logs): an empty state
-        // must not stand in for it.
+        // must not stand in for it. Unless the oldest log's header does not
+        // verify: that log may start at LSN 1, and replay judges it.
         let earlier = listing.setAsideSnapshots.map {
             DamagedFile(path: $0, movedTo: $0, problem: "set aside as damaged by an earlier open; it may hold the history the logs lack")
         }
         let starts = try logStarts(listing)
-        guard starts.contains(1) || (listing.snapshots.isEmpty && earlier.isEmpty && starts.isEmpty) else {
+        let noSnapshotEver = listing.snapshots.isEmpty && earlier.isEmpty
+        let oldestUnread = try listing.logs.first.map { try firstLSN(of: $0.path) == nil } ?? true
+        guard starts.contains(1) || (noSnapshotEver && (starts.isEmpty || oldestUnread)) else {
             throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots + earlier)
         }
         return nil

@@ -123,7 +123,8 @@ public struct LogChain {
                 report.recordsReplayed += 1
                 report.provenLSN = max(report.provenLSN, record.syncedLSN)
             }
-            report.dropped += reader.dropped.map { DroppedLogRange(file: log.path, range: $0) }
+            // Damage among copies of LSNs the chain holds loses nothing.
+            report.dropped += reader.dropped.filter { $0.lostLSNs.upperBound > held }.map { DroppedLogRange(file: log.path, range: $0) }
             let next = max(held, reader.nextLSN)
             if !capped, case let .tornTail(offset, bytes, reason)? = reader.end {
                 let torn = TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason)
@@ -134,7 +135,7 @@ public struct LogChain {
                 }
             }
             report.logBytes += reader.endOfRecords
-            expected = capped ? cap! : next
+            expected = max(held, capped ? cap! : next)
             report.logsRead.append(ReplayedLog(path: log.path, firstLSN: first, lastLSN: expected - 1))
             end = (log.path, reader.endOfRecords)
         }
@@ -213,12 +214,15 @@ public struct LogChain {
         guard policy == .salvage else {
             throw RecoveryError.missingRecords(file: log.path, expectedLSN: expected, firstLSN: first)
         }
-        // Starting early, the log holds again LSNs the chain has: its
-        // copies of them are dropped (``replayLogs``), the chain's kept.
-        let dropped = first > expected ? expected..<first : first..<expected
-        report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
-            offset: 0, length: 0, lostLSNs: dropped, reason: .lsnOutOfSequence,
-            proof: vouched || first < expected ? .laterRecord : .cleanClose)))
+        if first < expected {
+            // Starting early, the log holds again LSNs the chain has: its
+            // copies of them are skipped (``replayLogs``), nothing is lost.
+            report.skippedCopies.append(DroppedLogRange(file: log.path, range: DroppedRange(
+                offset: 0, length: 0, lostLSNs: first..<expected, reason: .lsnOutOfSequence)))
+        } else {
+            report.dropped.append(DroppedLogRange(file: log.path, range: DroppedRange(
+                offset: 0, length: 0, lostLSNs: expected..<first, reason: .lsnOutOfSequence, proof: vouched ? .laterRecord : .cleanClose)))
+        }
         return reader
     }
 

@@ -34,6 +34,11 @@ public struct RecoveryReport: Sendable, Equatable {
     public var tornTails: [TornTail] = []
     /// What `.salvage` dropped around damage.
     public var dropped: [DroppedLogRange] = []
+    /// Under `.salvage`, the LSNs a log that starts before the LSN expected
+    /// holds again (`lostLSNs`): the chain had them already, so that log's
+    /// copies were skipped and nothing is lost. `.strict` refuses such a
+    /// log (``RecoveryError/missingRecords(file:expectedLSN:firstLSN:)``).
+    public var skippedCopies: [DroppedLogRange] = []
 
     public init() {}
 

@@ -123,13 +123,59 @@ import Testing
         #expect(salvaged.current.value(in: "t", key: bytes("x")) == nil, "the log's copy of LSN 2 is dropped")
         #expect(salvaged.current.value(in: "t", key: bytes("e")) != nil)
         #expect(salvaged.current.count(in: "t") == 5)
-        #expect(salvaged.openStatistics.recovery.dropped.map(\.range.lostLSNs) == [2..<4])
+        #expect(salvaged.openStatistics.recovery.dropped.isEmpty, "nothing is lost")
+        #expect(salvaged.openStatistics.recovery.skippedCopies.map(\.range.lostLSNs) == [2..<4])
         try salvaged.write { tx in tx.put(bytes("3"), for: bytes("f"), in: "t") }
         salvaged.close()
         let reopened = try Store(at: path, options: options(fileSystem, .salvage))
         defer { reopened.close() }
         #expect(reopened.current.lsn == 6)
         #expect(reopened.current.count(in: "t") == 6)
+    }
+
+    /// As above, and a later log starting at LSN 3 caps the first: the
+    /// chain must not step back to LSN 3, which the snapshot holds, but
+    /// skip the later log's copy of it too.
+    @Test func aLaterLogCappingAnEarlyLogDoesNotTakeTheChainBack() throws {
+        let fileSystem = SimulatedFileSystem()
+        let store = try Store(at: path, options: options(fileSystem))
+        for key in ["a", "b", "c"] { try store.write { tx in tx.put(bytes("1"), for: bytes(key), in: "t") } }
+        try store.compact()
+        store.close()
+        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!
+        try fileSystem.removeFile(at: log.path)
+        let later = StoreDirectory(path: path, fileSystem: fileSystem).logPath(generation: log.generation + 1)
+        for (file, generation, first, keys) in [(log.path, log.generation, UInt64(2), ["w", "x", "y", "z"]), (later, log.generation + 1, 3, ["v", "d", "e"])] {
+            let writer = try LogWriter.create(fileSystem: fileSystem, path: file, generation: generation, firstLSN: first)
+            for key in keys {
+                try writer.append(TransactionFormat.encode([.put(table: "t", key: bytes(key), value: .encoded(bytes("2")))]), durability: .full)
+            }
+            writer.close()
+        }
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        defer { salvaged.close() }
+        #expect(salvaged.current.lsn == 5)
+        #expect(salvaged.current.value(in: "t", key: bytes("v")) == nil, "the later log's copy of LSN 3 is skipped")
+        #expect(salvaged.current.count(in: "t") == 5)
+        #expect(salvaged.openStatistics.recovery.skippedCopies.map(\.range.lostLSNs) == [2..<4, 3..<4])
+    }
+
+    /// A store never compacted whose first log's header is damaged: its
+    /// second log starts past LSN 1, yet the first may start there, so the
+    /// open judges the damage (`LogError` under `.strict`, kept by
+    /// `.salvage`) rather than take a snapshot for missing.
+    @Test func aDamagedFirstLogHeaderIsDamageNotAMissingSnapshot() throws {
+        let fileSystem = SimulatedFileSystem()
+        let first = try storeWithTenCommits(fileSystem)
+        let store = try Store(at: path, options: options(fileSystem))
+        try store.write { tx in tx.put(bytes("later"), for: bytes("10"), in: "t") }
+        store.close()
+        #expect(try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.count == 2)
+        fileSystem.flip(byteAt: 20, inFile: first)
+        #expect(throws: LogError.self) { try Store(at: path, options: options(fileSystem)) }
+        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
+        defer { salvaged.close() }
+        #expect(salvaged.current.count(in: "t") == 11)
     }
 
     @Test func logCutWhileNewReportsTheNonZeroBytesOfTheFileAsItIs() throws {
