@@ -52,6 +52,7 @@ import Testing
         let repair = try logtool("repair", store, "--output", repaired)
         #expect(repair.status == 0, "\(repair.err)")
         #expect(repair.out.contains("LSNs 2..<4"), "\(repair.out)")
+        #expect(repair.out.contains("last LSN 3,"), "numbered after the LSNs lost: \(repair.out)")
         #expect(try logtool("verify", repaired).status == 0)
     }
 

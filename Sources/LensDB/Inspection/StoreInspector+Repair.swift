@@ -240,9 +240,7 @@ extension StoreInspector {
             }
         // A log starts one past the state it was begun on, so a later log
         // the chain could not reach (its records unproven, or none) still
-        // says that LSNs up to its start existed: they are lost, and the
-        // repaired store starts after them rather than numbering new
-        // transactions with LSNs a follower may have seen.
+        // says that LSNs up to its start existed: they are lost.
         let begun = listing.logs.filter { $0.generation > salvaged.generation }
             .compactMap { log in logHeader(of: log.path).map { (file: log.path, before: $0.firstLSN - 1) } }
             .max { $0.before < $1.before }
@@ -253,7 +251,6 @@ extension StoreInspector {
                 alsoDropped.append(DroppedLogRange(file: begun.file, range: DroppedRange(
                     offset: 0, length: 0, lostLSNs: lost ..< begun.before + 1, reason: .lsnOutOfSequence)))
             }
-            state.lsn = begun.before
         }
         recovery.addDropped(alsoDropped)
         let lost = salvaged.droppedRanges.map {
@@ -263,7 +260,10 @@ extension StoreInspector {
     }
 
     private func rebuild(into output: String, progress: ProgressHandler?) throws -> RepairReport {
-        let (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
+        var (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
+        // Numbered after every LSN the store gave out, lost ones too: a
+        // follower may have seen them, and must not see one mean two things.
+        state.lsn = max(state.lsn, recovery.dropped.map { $0.range.lostLSNs.upperBound - 1 }.max() ?? 0)
         let temporary = output + ".repair-tmp"
         try removeLeftoverRepair(temporary)
         // The copy keeps the store's mode: who may read the original may read it, and no one else.
