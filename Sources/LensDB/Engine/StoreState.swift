@@ -142,9 +142,10 @@ public struct StoreState: Sendable {
     ///
     /// Only a patch can fail, and a patch reads and changes only roots. So
     /// the root operations go first, each noting how to undo it, and the
-    /// others follow once they all applied. The notes keep no root shared
-    /// while it is patched (a patch notes the member it replaces, not the
-    /// document), so each patch still costs O(depth of its path).
+    /// others follow once they all applied. The notes keep no root document
+    /// shared while it is patched (a patch of one notes the member it
+    /// replaces; of a root still in its bytes, those bytes), so each patch
+    /// still costs O(depth of its path).
     /// - Throws: ``PatchFailure`` for the first patch that does not apply;
     ///   nothing changed then.
     mutating func applyAllOrNone(_ operations: [Operation]) throws(PatchFailure) {
@@ -180,7 +181,13 @@ public struct StoreState: Sendable {
         switch operation {
         case let .declareRoot(name, _): .encoding(name: name, rootEncodings[name])
         case let .patchRoot(name, path, _):
-            .member(name: name, path: path, roots[name].flatMap { try? Self.document(of: $0).member(at: path) })
+            // A root still in its bytes comes back as those bytes, exactly;
+            // one already a document, by its member (the document not shared).
+            if case let .decoded(document as Document)? = roots[name] {
+                .member(name: name, path: path, document.member(at: path))
+            } else {
+                .root(name: name, value: roots[name], encoding: rootEncodings[name])
+            }
         case let .setRoot(name, _), let .removeRoot(name): .root(name: name, value: roots[name], encoding: rootEncodings[name])
         case .put, .remove, .declareTable: preconditionFailure("not a root operation")
         }
