@@ -73,10 +73,19 @@ import Testing
     }
 
     /// A relative path, or one ending in a slash, is advised absolute, and
-    /// the repaired store goes beside the store, never inside it.
-    @Test func advisedPathsAreAbsoluteAndTheOutputIsBesideTheStore() {
+    /// the repaired store goes beside the store, never inside it; a path
+    /// that exists is taken as the file system resolves it.
+    @Test func advisedPathsAreAbsoluteAndTheOutputIsBesideTheStore() throws {
+        let temporary = try TemporaryDirectory("advice")
+        defer { temporary.remove() }
+        let real = URL(fileURLWithPath: temporary.path).resolvingSymlinksInPath().path
+        try FileManager.default.createDirectory(atPath: "\(real)/data/app.lensdb", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: "\(real)/link", withDestinationPath: "\(real)/data/app.lensdb")
+        #expect(absolutePath("\(real)/data/./app.lensdb/") == "\(real)/data/app.lensdb")
+        #expect(absolutePath("\(real)/link/../app.lensdb") == "\(real)/data/app.lensdb", "as the file system reads `..`")
+        #expect(repairCommand(for: "\(real)/link/").hasPrefix("`logtool repair \(pathWord(real))/data/app.lensdb --output \(pathWord(real))/data/app.lensdb.repaired`"))
         let here = FileManager.default.currentDirectoryPath
-        #expect(repairCommand(for: "./data/../state.lensdb/").hasPrefix("`logtool repair \(here)/state.lensdb --output \(here)/state.lensdb.repaired`"))
+        #expect(absolutePath("./absent/../state.lensdb/") == absolutePath(here) + "/state.lensdb")
         #expect(pathWord("/a b/it's") == "'/a b/it'\\''s'")
     }
 }

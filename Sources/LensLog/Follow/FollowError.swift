@@ -33,8 +33,8 @@ public enum FollowError: Error, Sendable, Equatable, CustomStringConvertible {
     /// only that snapshot hands them on.
     private static func rebuilding(_ store: String, repair: Bool) -> String {
         let first = repair
-            ? "Stop the program that writes the store, run `logtool repair \(pathWord(store)) --in-place`, which keeps every record that verifies in one snapshot"
-            : "Stop the program that writes the store, run `logtool compact \(pathWord(store))`, which puts all of it in one snapshot"
+            ? "Stop the program that writes the store, run `logtool repair \(pathWord(store)) --in-place` (with --key-file when the store is encrypted), which keeps every record that verifies in one snapshot"
+            : "Stop the program that writes the store, run `logtool compact \(pathWord(store))` (with --key-file when the store is encrypted), which puts all of it in one snapshot"
         return first + "; then rebuild what was exported from `logtool dump \(pathWord(store)) --snapshot --json`, and follow with `--from` one past the last LSN `logtool info \(pathWord(store))` reports, before the program writes again"
     }
 }

@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Musl)
+import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -36,12 +38,20 @@ public func pathWord(_ path: String) -> String {
     return plain ? path : "'" + path.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
 }
 
-/// `path` absolute, without `.`, `..`, repeated or trailing slashes: a
-/// relative path is taken from this process's working directory, which
-/// the user who pastes the advice may not share.
+/// `path` absolute and canonical, as the file system resolves it
+/// (`realpath`, symbolic links included), so that a name built beside it
+/// lands beside it; a relative path would be taken from this process's
+/// working directory, which the user who pastes the advice may not share.
+/// A path that does not resolve is made absolute by its text alone, and
+/// one this process cannot place (no working directory) stays as it is.
 public func absolutePath(_ path: String) -> String {
+    if let resolved = realpath(path, nil) {
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
     var full = path
-    if !path.hasPrefix("/"), let directory = getcwd(nil, 0) {
+    if !path.hasPrefix("/") {
+        guard let directory = getcwd(nil, 0) else { return path }
         full = String(cString: directory) + "/" + path
         free(directory)
     }
