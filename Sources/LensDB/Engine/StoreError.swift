@@ -35,9 +35,10 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
     case failed(path: String, cause: String)
     /// The store was closed.
     case closed(path: String)
-    /// `write`, `flush` or `compact` was called from inside a write block of
-    /// the same store, which holds the writers' lock. Nothing changed; the
-    /// store and the outer write go on.
+    /// A call that writes the store (`write`, `flush`, `compact`,
+    /// `changeEncryptionKey`, or opening a table or a root) was made from inside a write block of the same store, which
+    /// holds the writers' lock. Nothing changed; the store and the outer
+    /// write go on.
     case reentrantWrite(path: String)
     /// A stored record does not decode as a transaction.
     case malformedRecord(file: String, offset: Int64, lsn: UInt64)
@@ -87,7 +88,7 @@ public enum StoreError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .closed(path):
             "\(path) is closed; open it again with a new Store to write"
         case let .reentrantWrite(path):
-            "\(path): write, flush or compact called from inside a write block of the same store, whose writers' lock that block holds; nothing changed. Make a change on that block's transaction, and flush or compact after the block returns"
+            "\(path): a call that writes the store (write, flush, compact, changeEncryptionKey, or opening a table or a root) was made inside one of its write blocks, whose writers' lock that block holds; nothing changed. Make a change on that block's transaction, and make the other calls after the block returns"
         case let .encryptionKeyRequired(path, file, keyID):
             "\(path) is encrypted (\(file) needs the key whose id is \(keyID)) and no key was given; set StoreOptions.encryptionKey to that key"
         case let .wrongEncryptionKey(path, file, found, given):

@@ -48,7 +48,7 @@ public enum MigrationError: Error, Sendable, Equatable, CustomStringConvertible 
         case let .identifierChanged(store, migration, table, key, newIdentifier):
             "\(store): migration \(migration) turned the row \(key) of table \(table) into an entity whose identifier is \(newIdentifier); rows keep their keys, so nothing was changed: keep the identifier in the conversion (no migration step gives a row a new key)"
         case let .undecodable(store, migration, table, key, reason):
-            "\(store): migration \(migration) cannot read the row \(key) of table \(table): \(reason); nothing was changed: make the step accept such rows (updateRows and changeField without types see each value as a Document), or, in convertRows, pass onUndecodable: .quarantine to leave them as they are"
+            "\(store): migration \(migration) cannot read the row \(key) of table \(table): \(reason); nothing was changed: make the step read such rows (a typed changeField or convertRows can take the Document form instead), remove or rewrite a row that is no document at all through the byte-level Transaction API, or, in convertRows, pass onUndecodable: .quarantine to leave such rows as they are"
         }
     }
 }

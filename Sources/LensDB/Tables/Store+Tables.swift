@@ -30,7 +30,9 @@ extension Store {
     ///   ``TableError/indexMismatch(table:opened:requested:)``,
     ///   ``TableError/encodingMismatch(table:stored:expected:)``,
     ///   ``TableError/uniqueViolation(index:value:)`` when stored entities
-    ///   break a unique index. A throw changes nothing.
+    ///   break a unique index; ``StoreError/reentrantWrite(path:)`` from
+    ///   inside a write block of this store, whose writers' lock the open
+    ///   needs. A throw changes nothing.
     /// - Complexity: O(n log n) for the first open (decode and index), O(1)
     ///   after. An index whose order the store's snapshot holds, the table
     ///   unchanged since, is built in O(n) instead of sorted
@@ -54,7 +56,7 @@ extension Store {
             // thread is behind.
             if replaced != nil { Self.reclaim(&replaced, leaving: nil) }
         }
-        return try writer.withLock { side throws -> Table<T> in
+        return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:") as any Error) { side throws -> Table<T> in
             if let opened = side.head.typed[name] {
                 guard opened.schema.entityType == ObjectIdentifier(T.self) else {
                     throw TableError.typeMismatch(table: name, openedAs: opened.schema.entityTypeName, requested: "\(T.self)")

@@ -47,6 +47,25 @@ import Testing
         }
     }
 
+    /// Every other call that takes the writers' lock throws the same.
+    @Test func openingATableOrRootOrChangingTheKeyInsideAWriteBlockThrowsReentrantWrite() throws {
+        struct Note: Entity { var id: Int64; var text: String }
+        struct Settings: Codable, Sendable { var theme = "light" }
+        try withTemporaryStore { path, options in
+            let store = try Store(at: path, options: options)
+            try store.write { tx in
+                tx.put(bytes("v"), for: bytes("k"), in: "t")
+                #expect(throws: StoreError.reentrantWrite(path: path)) { try store.table(Note.self, named: "notes") }
+                #expect(throws: StoreError.reentrantWrite(path: path)) { try store.root(Settings.self, named: "settings", default: Settings()) }
+                #expect(throws: StoreError.reentrantWrite(path: path)) { try store.changeEncryptionKey(to: nil) }
+            }
+            #expect(store.current.lsn == 1)
+            let notes = try store.table(Note.self, named: "notes")
+            try notes.put(Note(id: 1, text: "after"))
+            #expect(notes[1]?.text == "after")
+        }
+    }
+
     @Test func flushAndCompactInsideAWriteBlockThrowReentrantWrite() throws {
         try withTemporaryStore { path, options in
             let store = try Store(at: path, options: options)

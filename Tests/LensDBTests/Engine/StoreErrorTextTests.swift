@@ -49,7 +49,7 @@ import Testing
         let store = Store.inMemory()
         try store.write { _ in
             let error = #expect(throws: StoreError.self) { try store.write { _ in } }
-            #expect(error.map { "\($0)" } == ":memory:: write, flush or compact called from inside a write block of the same store, whose writers' lock that block holds; nothing changed. Make a change on that block's transaction, and flush or compact after the block returns")
+            #expect(error.map { "\($0)" } == ":memory:: a call that writes the store (write, flush, compact, changeEncryptionKey, or opening a table or a root) was made inside one of its write blocks, whose writers' lock that block holds; nothing changed. Make a change on that block's transaction, and make the other calls after the block returns")
         }
     }
 
