@@ -98,26 +98,41 @@ import Testing
     /// LSNs 2 to 5 (each record vouching for the one before): two files
     /// hold LSNs 2 and 3. `.strict` says so; `.salvage` keeps the
     /// snapshot's and replays the log from LSN 4.
-    @Test func aLogStartingBeforeTheLSNsTheChainHoldsIsReadPastThemBySalvage() throws {
-        let fileSystem = SimulatedFileSystem()
+    /// Keys a, b, c at LSNs 1 to 3, compacted; then, for each of `logs`,
+    /// a log of that generation (past the snapshot's) in place of what is
+    /// there, starting at `first`, one durable put of each key. Returns
+    /// the snapshot's log.
+    func compactedThenLogsStarting(
+        _ fileSystem: SimulatedFileSystem, _ logs: [(generationsPast: UInt64, first: UInt64, keys: [String])]
+    ) throws -> String {
         let store = try Store(at: path, options: options(fileSystem))
         for key in ["a", "b", "c"] { try store.write { tx in tx.put(bytes("1"), for: bytes(key), in: "t") } }
         try store.compact()
         store.close()
-        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!
-        try fileSystem.removeFile(at: log.path)
-        let writer = try LogWriter.create(fileSystem: fileSystem, path: log.path, generation: log.generation, firstLSN: 2)
-        for key in ["x", "y", "d", "e"] {
-            try writer.append(TransactionFormat.encode([.put(table: "t", key: bytes(key), value: .encoded(bytes("2")))]), durability: .full)
+        let directory = StoreDirectory(path: path, fileSystem: fileSystem)
+        let snapshotLog = try directory.list().logs.last!
+        for (past, first, keys) in logs {
+            let file = directory.logPath(generation: snapshotLog.generation + past)
+            if fileSystem.fileExists(at: file) { try fileSystem.removeFile(at: file) }
+            let writer = try LogWriter.create(fileSystem: fileSystem, path: file, generation: snapshotLog.generation + past, firstLSN: first)
+            for key in keys {
+                try writer.append(TransactionFormat.encode([.put(table: "t", key: bytes(key), value: .encoded(bytes("2")))]), durability: .full)
+            }
+            writer.close()
         }
-        writer.close()
+        return snapshotLog.path
+    }
 
-        let error = #expect(throws: RecoveryError.missingRecords(file: log.path, expectedLSN: 4, firstLSN: 2)) {
+    @Test func aLogStartingBeforeTheLSNsTheChainHoldsIsReadPastThemBySalvage() throws {
+        let fileSystem = SimulatedFileSystem()
+        let log = try compactedThenLogsStarting(fileSystem, [(0, 2, ["x", "y", "d", "e"])])
+
+        let error = #expect(throws: RecoveryError.missingRecords(file: log, expectedLSN: 4, firstLSN: 2)) {
             try Store(at: path, options: options(fileSystem))
         }
         #expect(error.map { "\($0)" }?.contains("two files hold LSNs 2…3") == true)
         let problems = try StoreInspector(path: path, fileSystem: fileSystem).verify().problems
-        #expect(problems.contains { $0.file == log.path && $0.message.hasPrefix("LSNs 2..<4 are held again by this log") }, "\(problems)")
+        #expect(problems.contains { $0.file == log && $0.message.hasPrefix("LSNs 2..<4 are held again by this log") }, "\(problems)")
         let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
         #expect(salvaged.current.lsn == 5)
         #expect(salvaged.current.value(in: "t", key: bytes("x")) == nil, "the log's copy of LSN 2 is dropped")
@@ -138,20 +153,7 @@ import Testing
     /// skip the later log's copy of it too.
     @Test func aLaterLogCappingAnEarlyLogDoesNotTakeTheChainBack() throws {
         let fileSystem = SimulatedFileSystem()
-        let store = try Store(at: path, options: options(fileSystem))
-        for key in ["a", "b", "c"] { try store.write { tx in tx.put(bytes("1"), for: bytes(key), in: "t") } }
-        try store.compact()
-        store.close()
-        let log = try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.last!
-        try fileSystem.removeFile(at: log.path)
-        let later = StoreDirectory(path: path, fileSystem: fileSystem).logPath(generation: log.generation + 1)
-        for (file, generation, first, keys) in [(log.path, log.generation, UInt64(2), ["w", "x", "y", "z"]), (later, log.generation + 1, 3, ["v", "d", "e"])] {
-            let writer = try LogWriter.create(fileSystem: fileSystem, path: file, generation: generation, firstLSN: first)
-            for key in keys {
-                try writer.append(TransactionFormat.encode([.put(table: "t", key: bytes(key), value: .encoded(bytes("2")))]), durability: .full)
-            }
-            writer.close()
-        }
+        _ = try compactedThenLogsStarting(fileSystem, [(0, 2, ["w", "x", "y", "z"]), (1, 3, ["v", "d", "e"])])
         let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
         defer { salvaged.close() }
         #expect(salvaged.current.lsn == 5)
