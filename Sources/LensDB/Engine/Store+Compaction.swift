@@ -34,6 +34,9 @@ extension Store {
     /// ``compact()``, reporting how much of the snapshot is written (`logtool compact`).
     func compact(progress: ProgressHandler?) throws {
         guard let directory else { return }
+        // Asked first, so that it does not depend on whether another
+        // compaction happens to be running.
+        try refuseInsideWriteBlock()
         guard beginCompaction() else { return }
         defer { endCompaction() }
         let started = ContinuousClock.now
@@ -48,6 +51,12 @@ extension Store {
             logCompactionFailed(error)
             throw error
         }
+    }
+
+    /// Throws ``StoreError/reentrantWrite(path:)`` when this thread is
+    /// inside a write block of this store, which holds the writers' lock.
+    func refuseInsideWriteBlock() throws {
+        try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { (_: inout WriterSide) throws(StoreError) in }
     }
 
     /// Claims the one compaction slot; false when a compaction is running.

@@ -51,6 +51,9 @@ extension Store {
     ///   disk may already be under the new key; the reopen tells which key
     ///   it needs. An in-memory store only takes the key.
     public func changeEncryptionKey(to newKey: EncryptionKey?) throws {
+        // Asked first: a write block of this store holds the writers' lock
+        // that a running compaction, waited for below, may need.
+        try refuseInsideWriteBlock()
         guard let directory else {
             writer.withLock { $0.key = newKey }
             return

@@ -47,7 +47,8 @@ import Testing
         }
     }
 
-    /// Every other call that takes the writers' lock throws the same.
+    /// Opening a table or a root and changing the key throw the same, on
+    /// disk and in memory.
     @Test func openingATableOrRootOrChangingTheKeyInsideAWriteBlockThrowsReentrantWrite() throws {
         struct Note: Entity { var id: Int64; var text: String }
         struct Settings: Codable, Sendable { var theme = "light" }
@@ -63,6 +64,11 @@ import Testing
             let notes = try store.table(Note.self, named: "notes")
             try notes.put(Note(id: 1, text: "after"))
             #expect(notes[1]?.text == "after")
+        }
+        let memory = Store.inMemory()
+        try memory.write { _ in
+            #expect(throws: StoreError.reentrantWrite(path: ":memory:")) { try memory.changeEncryptionKey(to: nil) }
+            #expect(throws: StoreError.reentrantWrite(path: ":memory:")) { try memory.table(Note.self, named: "notes") }
         }
     }
 
