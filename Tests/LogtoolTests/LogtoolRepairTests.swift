@@ -220,7 +220,7 @@ import Testing
             let error = #expect(throws: RecoveryError.noUsableSnapshot(directory: store, damaged: [])) {
                 try Store(at: store, options: StoreOptions(recovery: recovery))
             }
-            #expect(error.map { "\($0)" }?.contains("the store has no snapshot, yet its logs do not start at LSN 1") == true)
+            #expect(error.map { "\($0)" }?.contains("the store has no snapshot, yet no log whose header verifies starts at LSN 1") == true)
         }
         #expect(try FileManager.default.contentsOfDirectory(atPath: store).sorted() == before, "a refused open changes no file")
 

@@ -49,6 +49,12 @@ extension Store {
                 "reason": .string(dropped.range.reason.rawValue),
             ])
         }
+        for copies in report.skippedCopies {
+            logger.warning("salvage skipped a log's copies of LSNs it held already", metadata: [
+                "file": .string(copies.file),
+                "heldLSNs": "\(copies.range.lostLSNs.lowerBound)..<\(copies.range.lostLSNs.upperBound)",
+            ])
+        }
     }
 
     static func logRelog(_ records: [LogRecord], into log: LogWriter, logger: Logger) {

@@ -235,6 +235,9 @@ extension StoreInspector {
             let lost = "LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound) at offset \($0.range.offset) of \($0.file): \($0.range.reason.rawValue)"
             return $0.range.proof == .cleanClose ? "drops \(lost), though the clean close says they were durable" : "drops \(lost)"
         }
+        lines += recovery.skippedCopies.map {
+            "skips \($0.file)'s copies of LSNs \($0.range.lostLSNs.lowerBound)..<\($0.range.lostLSNs.upperBound), held already: nothing is lost"
+        }
         return lines
     }
 }

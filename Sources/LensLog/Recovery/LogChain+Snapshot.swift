@@ -40,16 +40,15 @@ extension LogChain {
         // aside earlier (by an open of an earlier LensDB, which did so even
         // when the open then failed) may hold that history: it is named,
         // never taken as absent. With no snapshot at all, the one that held
-        // it is gone (removed, or not copied with the logs): an empty state
-        // must not stand in for it. Unless the oldest log's header does not
-        // verify: that log may start at LSN 1, and replay judges it.
+        // it is gone (removed, or not copied with the logs), or the header
+        // of the log that starts at LSN 1 is damaged: either way an empty
+        // state must not stand in for it, and repair, which reads a log
+        // with a damaged header from LSN 1, keeps what verifies.
         let earlier = listing.setAsideSnapshots.map {
             DamagedFile(path: $0, movedTo: $0, problem: "set aside as damaged by an earlier open; it may hold the history the logs lack")
         }
         let starts = try logStarts(listing)
-        let noSnapshotEver = listing.snapshots.isEmpty && earlier.isEmpty
-        let oldestUnread = try listing.logs.first.map { try firstLSN(of: $0.path) == nil } ?? true
-        guard starts.contains(1) || (noSnapshotEver && (starts.isEmpty || oldestUnread)) else {
+        guard starts.contains(1) || (listing.snapshots.isEmpty && earlier.isEmpty && starts.isEmpty) else {
             throw RecoveryError.noUsableSnapshot(directory: directory.path, damaged: report.damagedSnapshots + earlier)
         }
         return nil

@@ -124,7 +124,11 @@ public struct LogChain {
                 report.provenLSN = max(report.provenLSN, record.syncedLSN)
             }
             // Damage among copies of LSNs the chain holds loses nothing.
-            report.dropped += reader.dropped.filter { $0.lostLSNs.upperBound > held }.map { DroppedLogRange(file: log.path, range: $0) }
+            report.dropped += reader.dropped.filter { $0.lostLSNs.upperBound > held }.map { range in
+                var range = range
+                range.lostLSNs = max(range.lostLSNs.lowerBound, held)..<range.lostLSNs.upperBound
+                return DroppedLogRange(file: log.path, range: range)
+            }
             let next = max(held, reader.nextLSN)
             if !capped, case let .tornTail(offset, bytes, reason)? = reader.end {
                 let torn = TornTail(file: log.path, offset: offset, bytesDropped: bytes, reason: reason)

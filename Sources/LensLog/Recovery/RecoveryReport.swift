@@ -37,7 +37,9 @@ public struct RecoveryReport: Sendable, Equatable {
     /// Under `.salvage`, the LSNs a log that starts before the LSN expected
     /// holds again (`lostLSNs`): the chain had them already, so that log's
     /// copies were skipped and nothing is lost. `.strict` refuses such a
-    /// log (``RecoveryError/missingRecords(file:expectedLSN:firstLSN:)``).
+    /// log when a record or clean close proves it durable
+    /// (``RecoveryError/missingRecords(file:expectedLSN:firstLSN:)``);
+    /// unproven, it is orphaned under either policy.
     public var skippedCopies: [DroppedLogRange] = []
 
     public init() {}
@@ -51,7 +53,9 @@ public struct ReplayedLog: Sendable, Equatable {
     public var path: String
     /// The LSN of its first record (as its header says, or as salvage assumed).
     public var firstLSN: UInt64
-    /// The last LSN replayed from it (first LSN − 1 when none was).
+    /// The last LSN the chain holds after reading it: the last replayed
+    /// from it, or, when none was, the LSN before it (its first − 1, or for
+    /// a log that starts early, the last the chain held already).
     public var lastLSN: UInt64
 }
 
@@ -115,7 +119,7 @@ public enum RecoveryError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .noUsableSnapshot(directory, damaged) where damaged.isEmpty:
-            "\(directory): the store has no snapshot, yet its logs do not start at LSN 1, so the snapshot that held the transactions before them is gone (removed, or not copied with the logs); no file was changed. Put it back from a backup, or run \(repairCommand(for: directory)), which keeps the logs and lists the LSNs before them as lost"
+            "\(directory): the store has no snapshot, yet no log whose header verifies starts at LSN 1: the snapshot that held the transactions before them is gone (removed, or not copied with the logs), or the header of the log that starts there is damaged. No file was changed. Run \(repairCommand(for: directory)), which keeps every record that verifies and lists the LSNs it cannot find as lost, or put the snapshot back from a backup"
         case let .noUsableSnapshot(directory, damaged):
             "\(directory): no snapshot can be used (\(damaged.map { "\($0.path): \($0.problem)" }.joined(separator: "; "))) and the logs do not reach back to LSN 1; no file was changed. Run \(repairCommand(for: directory)): it keeps what verifies of the newest snapshot whose header verifies, and the logs after it, and lists what is lost (when no snapshot's header verifies, restore the store from a backup)"
         case let .missingRecords(file, expected, first) where first < expected:

@@ -133,6 +133,8 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("two files hold LSNs 2…3") == true)
         let problems = try StoreInspector(path: path, fileSystem: fileSystem).verify().problems
         #expect(problems.contains { $0.file == log && $0.message.hasPrefix("LSNs 2..<4 are held again by this log") }, "\(problems)")
+        let recovery = try StoreInspector(path: path, fileSystem: fileSystem).info().recovery
+        #expect(recovery.contains { $0.hasPrefix("skips \(log)'s copies of LSNs 2..<4") }, "\(recovery)")
         let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
         #expect(salvaged.current.lsn == 5)
         #expect(salvaged.current.value(in: "t", key: bytes("x")) == nil, "the log's copy of LSN 2 is dropped")
@@ -162,22 +164,40 @@ import Testing
         #expect(salvaged.openStatistics.recovery.skippedCopies.map(\.range.lostLSNs) == [2..<4, 3..<4])
     }
 
-    /// A store never compacted whose first log's header is damaged: its
-    /// second log starts past LSN 1, yet the first may start there, so the
-    /// open judges the damage (`LogError` under `.strict`, kept by
-    /// `.salvage`) rather than take a snapshot for missing.
-    @Test func aDamagedFirstLogHeaderIsDamageNotAMissingSnapshot() throws {
-        let fileSystem = SimulatedFileSystem()
-        let first = try storeWithTenCommits(fileSystem)
-        let store = try Store(at: path, options: options(fileSystem))
-        try store.write { tx in tx.put(bytes("later"), for: bytes("10"), in: "t") }
-        store.close()
-        #expect(try StoreDirectory(path: path, fileSystem: fileSystem).list().logs.count == 2)
-        fileSystem.flip(byteAt: 20, inFile: first)
-        #expect(throws: LogError.self) { try Store(at: path, options: options(fileSystem)) }
-        let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
-        defer { salvaged.close() }
-        #expect(salvaged.current.count(in: "t") == 11)
+    /// A store never compacted whose first log's header is damaged: no log
+    /// that verifies starts at LSN 1, as when a snapshot was removed, so
+    /// every open refuses it and changes no file; repair, which reads that
+    /// log from LSN 1, keeps every record. On disk, since repair renames
+    /// directories.
+    @Test func aDamagedFirstLogHeaderIsRefusedAndRepairKeepsEveryRecord() throws {
+        let temporary = try TemporaryDirectory("first-header")
+        defer { temporary.remove() }
+        let path = temporary.path + "/s.lensdb"
+        for commits in [0..<10, 10..<11] {
+            let store = try Store(at: path)
+            for index in commits { try store.write { tx in tx.put(bytes("v"), for: bytes("\(index)"), in: "t") } }
+            store.close()
+        }
+        let logs = try StoreDirectory(path: path, fileSystem: POSIXFileSystem()).list().logs
+        #expect(logs.count == 2)
+        var file = try [UInt8](Data(contentsOf: URL(fileURLWithPath: logs[0].path)))
+        file[20] ^= 0xff
+        try Data(file).write(to: URL(fileURLWithPath: logs[0].path))
+        let before = try FileManager.default.contentsOfDirectory(atPath: path).sorted()
+        for policy in [RecoveryPolicy.strict, .salvage] {
+            let error = #expect(throws: RecoveryError.noUsableSnapshot(directory: path, damaged: [])) {
+                try Store(at: path, options: StoreOptions(recovery: policy))
+            }
+            #expect(error.map { "\($0)" }?.contains("or the header of the log that starts there is damaged") == true)
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: path).sorted() == before, "a refused open changes no file")
+        let output = temporary.path + "/repaired.lensdb"
+        let report = try StoreInspector(path: path).repair(to: output)
+        #expect(report.lost.isEmpty, "\(report.lost)")
+        let repaired = try Store(at: output)
+        defer { repaired.close() }
+        #expect(repaired.current.count(in: "t") == 11)
+        #expect(repaired.current.lsn == 11)
     }
 
     @Test func logCutWhileNewReportsTheNonZeroBytesOfTheFileAsItIs() throws {
