@@ -300,6 +300,12 @@ extension RecoveryReport {
         dropped.sort { $0.range.lostLSNs.lowerBound < $1.range.lostLSNs.lowerBound }
         recordsReplayed -= ranges.count { $0.range.reason == .doesNotApply }
     }
+
+    /// The highest LSN among those dropped (0 for none): the store gave it
+    /// out, though no record of it was kept.
+    var highestDroppedLSN: UInt64 {
+        dropped.map { $0.range.lostLSNs.upperBound - 1 }.max() ?? 0
+    }
 }
 
 extension Duration {

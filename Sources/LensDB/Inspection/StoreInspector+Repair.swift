@@ -233,26 +233,22 @@ extension StoreInspector {
         var state = loader.state
         var recovery = RecoveryReport()
         let base = SnapshotSummary(path: file, generation: salvaged.generation, lastLSN: salvaged.lastLSN, size: 0)
-        var alsoDropped: [DroppedLogRange] = []
+        var notApplied: [DroppedLogRange] = []
         try chain(policy: .salvage)
             .replayLogs(listing: listing, after: base, into: &recovery) { record, file in
-                if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { alsoDropped.append(dropped) }
+                if let dropped = try Store.replay(record, from: file, into: &state, policy: .salvage) { notApplied.append(dropped) }
             }
+        recovery.addDropped(notApplied)
         // A log starts one past the state it was begun on, so a later log
         // the chain could not reach (its records unproven, or none) still
         // says that LSNs up to its start existed: they are lost.
         let begun = listing.logs.filter { $0.generation > salvaged.generation }
             .compactMap { log in logHeader(of: log.path).map { (file: log.path, before: $0.firstLSN - 1) } }
             .max { $0.before < $1.before }
-        if let begun, begun.before > state.lsn {
-            let reported = (recovery.dropped + alsoDropped).map { $0.range.lostLSNs.upperBound - 1 }.max() ?? 0
-            let lost = max(state.lsn, reported) + 1
-            if lost <= begun.before {
-                alsoDropped.append(DroppedLogRange(file: begun.file, range: DroppedRange(
-                    offset: 0, length: 0, lostLSNs: lost ..< begun.before + 1, reason: .lsnOutOfSequence)))
-            }
+        if let begun, case let lost = max(state.lsn, recovery.highestDroppedLSN) + 1, lost <= begun.before {
+            recovery.addDropped([DroppedLogRange(file: begun.file, range: DroppedRange(
+                offset: 0, length: 0, lostLSNs: lost ..< begun.before + 1, reason: .lsnOutOfSequence))])
         }
-        recovery.addDropped(alsoDropped)
         let lost = salvaged.droppedRanges.map {
             "\(file): \($0.length) bytes at offset \($0.offset) did not verify; the entries in them are lost"
         } + (salvaged.orphanedEntries > 0 ? ["\(file): \(salvaged.orphanedEntries) entries whose table declaration was lost"] : [])
@@ -263,7 +259,7 @@ extension StoreInspector {
         var (state, recovery, snapshotLosses) = try salvagedState(progress: progress)
         // Numbered after every LSN the store gave out, lost ones too: a
         // follower may have seen them, and must not see one mean two things.
-        state.lsn = max(state.lsn, recovery.dropped.map { $0.range.lostLSNs.upperBound - 1 }.max() ?? 0)
+        state.lsn = max(state.lsn, recovery.highestDroppedLSN)
         let temporary = output + ".repair-tmp"
         try removeLeftoverRepair(temporary)
         // The copy keeps the store's mode: who may read the original may read it, and no one else.
