@@ -93,7 +93,8 @@ extension ConsistencyManager {
     /// an actor get the merge enqueued. A holder's setter must therefore not
     /// write to the store.
     ///
-    /// Not from inside a write block of the store (it takes the writers' lock).
+    /// From inside a write block of the store too: the follow then starts
+    /// with that block's commit.
     /// - Returns: the follow, to ``ConsistencyFollow/cancel()`` it.
     @discardableResult
     public func follow<T: Entity>(_ table: Table<T>, options: FollowOptions = []) -> ConsistencyFollow {

@@ -57,6 +57,9 @@ final class CommitFeed: Sendable {
 
     var isObserved: Bool { observed.withLock { $0 } }
 
+    /// How many observers there are: for tests.
+    var observerCount: Int { state.withLock { $0.observers.count } }
+
     /// Adds an observer; call with the writers' lock held, so that no commit
     /// is staged meanwhile and the observer sees every commit after `state`.
     func add(after lsn: UInt64, _ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> Int {
@@ -106,16 +109,20 @@ extension Store {
     /// version (the one readers see now) and a token for
     /// ``removeCommitObserver(_:)``.
     ///
-    /// Not from inside a write block of this store (it takes the writers' lock).
+    /// From inside a write block of this store too: the observer then
+    /// starts with that block's commit.
     func addCommitObserver(_ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> (StoreState, Int) {
-        writer.withLock { side in
-            // A commit staged before anyone observed was not queued: wait
-            // until it is published, so the observer starts after it. (A
-            // failed store publishes nothing more, so nothing is missed.)
-            try? waitForInFlightCommits(side)
-            let version = current
-            return (version, commitFeed.add(after: version.lsn, observer))
-        }
+        writer.withLockOrHeld { side in addCommitObserver(holding: side, observer) }
+    }
+
+    /// ``addCommitObserver(_:)`` for a caller that holds the writers' side already.
+    func addCommitObserver(holding side: WriterSide, _ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> (StoreState, Int) {
+        // A commit staged before anyone observed was not queued: wait
+        // until it is published, so the observer starts after it. (A
+        // failed store publishes nothing more, so nothing is missed.)
+        try? waitForInFlightCommits(side)
+        let version = current
+        return (version, commitFeed.add(after: version.lsn, observer))
     }
 
     func removeCommitObserver(_ token: Int) {

@@ -83,10 +83,11 @@ extension Store {
     /// the compaction keep anyway; reading them takes the writers' lock for a
     /// copy of four fields, and each log's lock for its counters. A commit
     /// pays only an integer increment for it. The tables' figures walk their
-    /// trees' nodes (about one per 24 entries), never the entities. Not to be
-    /// read from inside a write block of this store (a precondition failure).
+    /// trees' nodes (about one per 24 entries), never the entities.
+    /// Readable from inside a write block of this store too: it then counts
+    /// what was committed before that block, and the tables as readers see them.
     public var statistics: StoreStatistics {
-        let (commits, retired, logs) = writer.withLock { side in
+        let (commits, retired, logs) = writer.withLockOrHeld { side in
             (side.commits, side.retiredLogs, [side.drainingLog, side.log].compactMap { $0 })
         }
         // The log open wrote again is counted once, current or retired.

@@ -72,84 +72,99 @@ extension Store {
         defer { if let failedNow { logFailStop(failedNow) } }
         // The writers' mutex knows its owner: a write from inside this
         // store's own write block fails here instead of waiting for itself.
-        return try writer.withLock(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { side throws -> (T, Commit) in
-            try checkWritable(side)
-            var transaction = Transaction(
-                base: side.head, store: ObjectIdentifier(self), recordCompression: directory == nil ? nil : options.compression == .lz4)
+        return try writer.whileLocked(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { () throws -> (T, Commit) in
+            var transaction = try writer.withLockOrHeld { side throws(StoreError) in
+                try checkWritable(side)
+                return Transaction(
+                    base: side.head, store: ObjectIdentifier(self), recordCompression: directory == nil ? nil : options.compression == .lz4)
+            }
+            // The block runs outside any access to the writers' side, so
+            // that what it calls back on this thread (`statistics`, a new
+            // stream of this store) reads the side as the lock holder.
             let (result, split) = try body(&transaction)
-            // An empty transaction still returns only once the state it read
-            // is as durable as asked, so `.full` is a barrier either way.
-            guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
-            // The feed reads the operations after the record is made;
-            // otherwise the record takes them, and frees each once written
-            // (a record made ahead has its bytes already: its operations
-            // are freed at the end of this block or, when many, by
-            // `finish`, as below). No observer can be added while this
-            // lock is held; one removed meanwhile only leaves the feed
-            // operations nobody reads.
-            let observed = commitFeed.isObserved
-            let operationCount = transaction.operationCount, operationBytes = split == nil ? transaction.operationBytes : nil
-            // A record a batch had made ahead, continued with what came after it.
-            let madeAhead = split == nil ? Result { try transaction.recordOfEveryOperation() } : .success(nil)
-            var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
-            // Refused before a log is started or a record made: the
-            // transaction fails, the store goes on.
-            try Self.checkLSNs(
-                records.count, after: side.head.lsn, log: side.log?.path ?? directory?.logPath(generation: side.generation) ?? ":memory:")
-            var next = transaction.state
-            next.lsn = side.head.lsn + UInt64(records.count)
-            if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
-            if let log = side.log {
-                var enqueued = 0
-                do {
-                    for index in records.indices {
-                        let lsn: UInt64
-                        if index == 0, let record = try madeAhead.get() {
-                            lsn = try log.enqueue(record)
-                        } else {
-                            let payload = observed
-                                ? try TransactionFormat.encode(records[index], operationBytes: operationBytes)
-                                : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
-                            lsn = try log.enqueue(payload)
-                        }
-                        enqueued += 1
-                        let expected = side.head.lsn + UInt64(enqueued)
-                        precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
-                        // Each record but the last is written (not synced)
-                        // before the next is made: only one is held in memory.
-                        if enqueued < records.count { try log.wait(for: lsn, durability: .none) }
-                    }
-                } catch {
-                    // A record that does not encode, or is too large, refused
-                    // before any I/O: this transaction fails, the store goes on.
-                    if enqueued == 0, Self.refusedBeforeIO(error) { throw error }
-                    // A failed log, or records before this one that may reach
-                    // it: the store stops, and the next open recovers.
-                    let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
-                    if side.failure == nil { failedNow = failure }
-                    side.failure = failure
-                    throw failure
-                }
+            return try writer.withLockOrHeld { side throws -> (T, Commit) in
+                try logTransaction(&transaction, result: result, split: split, side: &side, failedNow: &failedNow)
             }
-            // A record made ahead leaves the operations to free: a large
-            // batch's tens of thousands of arrays, most made on the thread
-            // that encoded them. Freed at the end of this block, in the
-            // writers' lock, they took 3.3 ms of a commit of 10k updates;
-            // they leave with the commit, whose `finish` hands them to the
-            // reclaimer's thread as it does the version replaced, or frees
-            // them itself, outside the lock, when that thread is behind.
-            // An observed commit's are the feed's, freed after delivery.
-            var madeAheadOperations: [[Operation]] = []
-            if !observed, case .success(.some) = madeAhead, operationCount >= Self.reclaimedAsideFrom {
-                swap(&madeAheadOperations, &records)
-            }
-            if observed {
-                commitFeed.stage(CommittedTransaction(lsn: next.lsn, before: side.head, after: next, operations: transaction.operations))
-            }
-            side.head = next
-            side.commits += 1
-            return (result, Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations))
         }
+    }
+
+    /// `stage`'s second half, under the writers' lock: logs the
+    /// transaction the block made and makes its version the head.
+    private func logTransaction<T>(
+        _ transaction: inout Transaction, result: T, split: [[Operation]]?, side: inout WriterSide, failedNow: inout StoreError?
+    ) throws -> (T, Commit) {
+        // An empty transaction still returns only once the state it read
+        // is as durable as asked, so `.full` is a barrier either way.
+        guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
+        // The feed reads the operations after the record is made;
+        // otherwise the record takes them, and frees each once written
+        // (a record made ahead has its bytes already: its operations
+        // are freed at the end of this block or, when many, by
+        // `finish`, as below). No observer can be added while this
+        // lock is held; one removed meanwhile only leaves the feed
+        // operations nobody reads.
+        let observed = commitFeed.isObserved
+        let operationCount = transaction.operationCount, operationBytes = split == nil ? transaction.operationBytes : nil
+        // A record a batch had made ahead, continued with what came after it.
+        let madeAhead = split == nil ? Result { try transaction.recordOfEveryOperation() } : .success(nil)
+        var records = split ?? [observed ? transaction.operations : transaction.takeOperations()]
+        // Refused before a log is started or a record made: the
+        // transaction fails, the store goes on.
+        try Self.checkLSNs(
+            records.count, after: side.head.lsn, log: side.log?.path ?? directory?.logPath(generation: side.generation) ?? ":memory:")
+        var next = transaction.state
+        next.lsn = side.head.lsn + UInt64(records.count)
+        if side.log == nil, let directory { side.log = try startLog(in: directory, side: side) }
+        if let log = side.log {
+            var enqueued = 0
+            do {
+                for index in records.indices {
+                    let lsn: UInt64
+                    if index == 0, let record = try madeAhead.get() {
+                        lsn = try log.enqueue(record)
+                    } else {
+                        let payload = observed
+                            ? try TransactionFormat.encode(records[index], operationBytes: operationBytes)
+                            : try TransactionFormat.encode(draining: &records[index], operationBytes: operationBytes)
+                        lsn = try log.enqueue(payload)
+                    }
+                    enqueued += 1
+                    let expected = side.head.lsn + UInt64(enqueued)
+                    precondition(lsn == expected, "log LSN \(lsn) out of step with state LSN \(expected)")
+                    // Each record but the last is written (not synced)
+                    // before the next is made: only one is held in memory.
+                    if enqueued < records.count { try log.wait(for: lsn, durability: .none) }
+                }
+            } catch {
+                // A record that does not encode, or is too large, refused
+                // before any I/O: this transaction fails, the store goes on.
+                if enqueued == 0, Self.refusedBeforeIO(error) { throw error }
+                // A failed log, or records before this one that may reach
+                // it: the store stops, and the next open recovers.
+                let failure = side.failure ?? .failed(path: path ?? ":memory:", after: error)
+                if side.failure == nil { failedNow = failure }
+                side.failure = failure
+                throw failure
+            }
+        }
+        // A record made ahead leaves the operations to free: a large
+        // batch's tens of thousands of arrays, most made on the thread
+        // that encoded them. Freed at the end of this block, in the
+        // writers' lock, they took 3.3 ms of a commit of 10k updates;
+        // they leave with the commit, whose `finish` hands them to the
+        // reclaimer's thread as it does the version replaced, or frees
+        // them itself, outside the lock, when that thread is behind.
+        // An observed commit's are the feed's, freed after delivery.
+        var madeAheadOperations: [[Operation]] = []
+        if !observed, case .success(.some) = madeAhead, operationCount >= Self.reclaimedAsideFrom {
+            swap(&madeAheadOperations, &records)
+        }
+        if observed {
+            commitFeed.stage(CommittedTransaction(lsn: next.lsn, before: side.head, after: next, operations: transaction.operations))
+        }
+        side.head = next
+        side.commits += 1
+        return (result, Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations))
     }
 
     /// Throws ``LogError/lsnsExhausted(file:)``, naming `log`, when `count`

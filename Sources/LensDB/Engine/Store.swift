@@ -156,9 +156,9 @@ public final class Store: Sendable {
 
     /// The error that made the store read-only, if one did.
     ///
-    /// Not to be read from inside a write block of this store: that is a
-    /// programmer error and stops with a precondition failure.
-    public var failure: StoreError? { writer.withLock { $0.failure } }
+    /// Thread-safe, and readable from inside a write block of this store
+    /// (nil there: a block runs only while the store has not failed).
+    public var failure: StoreError? { writer.withLockOrHeld { $0.failure } }
 
     /// Syncs every commit so far (a barrier for `.buffered` writes).
     /// - Throws: ``StoreError/failed(path:cause:)`` if the sync fails;

@@ -18,8 +18,7 @@ extension Lens {
     /// lens until it ends, its task is cancelled or the store closes, and
     /// then releases everything it held.
     ///
-    /// Thread-safety: iterate from any task, not from inside a write block
-    /// of the store (starting to watch may take the writers' lock).
+    /// Thread-safety: iterate from any task.
     /// - Complexity: a commit costs each lens it may have changed one read
     ///   and one encoding of the lens's value; lenses elsewhere in the
     ///   document cost it nothing.

@@ -24,19 +24,20 @@ final class LensNotifier: Sendable {
 
     private let state = Locked(State())
     /// The commit observer's token while any lens is watched. Its lock
-    /// serializes starting and stopping the observer; it is taken before
-    /// the writers' lock (which starting needs), and delivery never takes it.
+    /// serializes starting and stopping the observer; it is taken after
+    /// the writers' lock (which starting needs, and which a watch started
+    /// from inside a write block holds already), and delivery never takes it.
     private let observer = Locked<Int?>(nil)
 
     /// Files `watcher` for the lens `focus` of `store`, made from the
     /// version the notifier holds now, and starts observing commits if this
     /// is the first lens watched. Returns its identifier and the watcher.
     ///
-    /// Not from inside a write block of `store`: starting takes the writers' lock.
+    /// From inside a write block of `store` too.
     func watch<W: LensWatcher>(_ focus: some LensFocus, of store: Store, _ make: (StoreState) -> W) -> (Int, W) {
-        observer.withLock { observer in
+        store.writer.withLockOrHeld { side in observer.withLock { observer in
             if observer == nil {
-                let (start, token) = store.addCommitObserver { [self] transaction in deliver(transaction) }
+                let (start, token) = store.addCommitObserver(holding: side) { [self] transaction in deliver(transaction) }
                 observer = token
                 state.withLock { state in
                     // A commit delivered meanwhile is newer than the start.
@@ -50,7 +51,7 @@ final class LensNotifier: Sendable {
                 state.tries[focus.rootName, default: LensTrie()].insert(watcher, id: id, at: focus.knownKeys().keys)
                 return (id, watcher)
             }
-        }
+        } }
     }
 
     /// Stops watching `id`; the last one stops the commit observer.

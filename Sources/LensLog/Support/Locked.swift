@@ -64,6 +64,30 @@ public final class Locked<Value>: @unchecked Sendable {
         return try body(&storage)
     }
 
+    /// Holds the lock while `body` runs, without an access to the value:
+    /// `body` reaches it through ``withLockOrHeld(_:)``, in accesses of its
+    /// own, so that a call back from `body` on this thread (a program's
+    /// block) can read it too. When the calling thread holds the lock
+    /// already, throws `reentry()` without running `body`.
+    @inlinable
+    public func whileLocked<T, E: Error>(reentry: @autoclosure () -> E, _ body: () throws(E) -> T) throws(E) -> T {
+        guard lock() else { throw reentry() }
+        defer { unlock() }
+        return try body()
+    }
+
+    /// Runs `body` with exclusive access to the value: under the lock, or,
+    /// when the calling thread holds it already, inside the body of
+    /// ``whileLocked(reentry:_:)`` and outside its accesses. Called back
+    /// from inside a ``withLock(_:)`` body, it stops the process with an
+    /// exclusivity violation: that body's access to the value is still open.
+    @inlinable
+    public func withLockOrHeld<T, E: Error>(_ body: (inout Value) throws(E) -> T) throws(E) -> T {
+        let locked = lock()
+        defer { if locked { unlock() } }
+        return try body(&storage)
+    }
+
     /// Takes the mutex; false when this thread holds it already.
     @usableFromInline func lock() -> Bool {
         let result = pthread_mutex_lock(mutex)
