@@ -33,7 +33,6 @@ final class LiveRegistry<T: Entity>: Sendable {
         /// Observers that also watch other tables.
         var watchingOthers: Set<Int> = []
         var nextID = 0
-        var token: Int?
         /// Woken observers waiting for the queue, with the newest commit
         /// each must show.
         var due: [Int: CommittedTransaction] = [:]
@@ -44,6 +43,12 @@ final class LiveRegistry<T: Entity>: Sendable {
     let table: String
     let store: Store
     private let state = Locked(State())
+    /// The commit observer's token while the registry has observers. Its
+    /// lock serializes starting and stopping that observer; it is taken
+    /// after the writers' lock (which starting needs, and which a live
+    /// query made inside a write block holds already), and never while
+    /// `state`'s is held, which delivery takes.
+    private let feed = Locked<Int?>(nil)
     private let queue: DispatchQueue
 
     init(table: String, store: Store) {
@@ -57,7 +62,7 @@ final class LiveRegistry<T: Entity>: Sendable {
         let filing = query.filter.flatMap { Self.filing($0.node) }
         let observer = Observer(filter: query.filter?.node.compiledForRows(), fieldValue: filing?.fieldValue, value: filing?.value,
                                 relatedTables: relatedTables, notify: notify)
-        let (id, needsFeed) = state.withLock { state -> (Int, Bool) in
+        let id = state.withLock { state -> Int in
             defer { state.nextID += 1 }
             state.observers[state.nextID] = observer
             if let filing {
@@ -68,18 +73,28 @@ final class LiveRegistry<T: Entity>: Sendable {
                 state.unfiled.insert(state.nextID)
             }
             if !relatedTables.isEmpty { state.watchingOthers.insert(state.nextID) }
-            return (state.nextID, state.token == nil)
+            return state.nextID
         }
-        if needsFeed {
-            let (_, token) = store.addCommitObserver { [weak self] transaction in self?.committed(transaction) }
-            state.withLock { $0.token = token }
-        }
+        startFeed()
         return (store.current, id)
     }
 
+    /// Starts the commit observer unless it runs. Called after an observer
+    /// was added: a `remove` racing with it then finds that observer and
+    /// leaves the feed running.
+    private func startFeed() {
+        if feed.withLock({ $0 != nil }) { return }
+        store.writer.withLockOrHeld { side in
+            feed.withLock { token in
+                guard token == nil, !state.withLock({ $0.observers.isEmpty }) else { return }
+                token = store.addCommitObserver(holding: side) { [weak self] transaction in self?.committed(transaction) }.1
+            }
+        }
+    }
+
     func remove(_ id: Int) {
-        let token: Int? = state.withLock { state in
-            guard let observer = state.observers.removeValue(forKey: id) else { return nil }
+        let emptied = state.withLock { state -> Bool in
+            guard state.observers.removeValue(forKey: id) != nil else { return false }
             state.unfiled.remove(id)
             state.watchingOthers.remove(id)
             for (path, byValue) in state.filed {
@@ -88,12 +103,15 @@ final class LiveRegistry<T: Entity>: Sendable {
                     if state.filed[path]![value]!.isEmpty { state.filed[path]![value] = nil }
                 }
             }
-            _ = observer
-            guard state.observers.isEmpty, let token = state.token else { return nil }
-            state.token = nil
-            return token
+            return state.observers.isEmpty
         }
-        if let token { store.removeCommitObserver(token) }
+        guard emptied else { return }
+        feed.withLock { token in
+            // An observer added since keeps the feed.
+            guard let running = token, state.withLock({ $0.observers.isEmpty }) else { return }
+            store.removeCommitObserver(running)
+            token = nil
+        }
     }
 
     var count: Int { state.withLock { $0.observers.count } }

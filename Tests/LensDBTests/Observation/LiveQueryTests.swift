@@ -118,4 +118,26 @@ import Testing
         #expect(registry.count == 0, "no observer left once every consumer ended")
         #expect(!store.commitFeed.isObserved, "and the store's commit feed has no observer")
     }
+
+    /// Live queries of a table started at once, on several threads, share
+    /// one commit observer, and release it when they all end.
+    @Test func liveQueriesStartedAtOnceShareOneCommitObserver() async throws {
+        for _ in 0..<20 {
+            let store = try tableStore()
+            let people = try store.table(Person.self, named: "people", indexes: personIndexes)
+            let registry = store.liveRegistry(for: "people", Person.self)
+            let (ready, streams) = (Locked(0), Locked<[AsyncStream<[Person]>]>([]))
+            runConcurrently(threads: 4) { _ in
+                ready.withLock { $0 += 1 }
+                while ready.withLock({ $0 }) < 4 {}
+                let stream = people.query.values
+                streams.withLock { $0.append(stream) }
+            }
+            #expect(store.commitFeed.observerCount == 1)
+            streams.withLock { $0 = [] }
+            for _ in 0..<100 where registry.count > 0 { try await Task.sleep(for: .milliseconds(5)) }
+            #expect(registry.count == 0)
+            #expect(store.commitFeed.observerCount == 0)
+        }
+    }
 }
