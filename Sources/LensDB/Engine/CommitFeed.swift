@@ -43,7 +43,8 @@ public struct CommittedTransaction: Sendable {
 final class CommitFeed: Sendable {
     struct State: Sendable {
         var pending: [CommittedTransaction] = []
-        var observers: [Int: @Sendable (CommittedTransaction) -> Void] = [:]
+        /// Each observer, with the LSN it starts after.
+        var observers: [Int: (after: UInt64, observe: @Sendable (CommittedTransaction) -> Void)] = [:]
         var nextID = 0
     }
 
@@ -52,7 +53,8 @@ final class CommitFeed: Sendable {
     /// `Locked<Void>`: ThreadSanitizer reports the accesses of a zero-sized
     /// value at the lock object's own address as a race.)
     private let delivery = Locked<UInt64>(0)
-    /// Whether anyone observes: read on every commit, so kept apart.
+    /// Whether anyone observes: read on every commit, so kept apart; set
+    /// under `state`'s lock, so that it always says what `observers` holds.
     private let observed = Locked(false)
 
     var isObserved: Bool { observed.withLock { $0 } }
@@ -63,23 +65,23 @@ final class CommitFeed: Sendable {
     /// Adds an observer; call with the writers' lock held, so that no commit
     /// is staged meanwhile and the observer sees every commit after `state`.
     func add(after lsn: UInt64, _ observer: @escaping @Sendable (CommittedTransaction) -> Void) -> Int {
-        let id = state.withLock { state in
+        state.withLock { state in
             defer { state.nextID += 1 }
-            // Commits queued while nobody observed and published since are nobody's.
-            state.pending.removeAll { $0.lsn <= lsn }
-            state.observers[state.nextID] = observer
+            // Commits queued for observers since removed, and published
+            // since, are nobody's; those others observe are still theirs
+            // (published, perhaps not delivered yet), and skipped for this one.
+            if state.observers.isEmpty { state.pending.removeAll { $0.lsn <= lsn } }
+            state.observers[state.nextID] = (lsn, observer)
+            observed.withLock { $0 = true }
             return state.nextID
         }
-        observed.withLock { $0 = true }
-        return id
     }
 
     func remove(_ id: Int) {
-        let empty = state.withLock { state in
+        state.withLock { state in
             state.observers[id] = nil
-            return state.observers.isEmpty
+            if state.observers.isEmpty { observed.withLock { $0 = false } }
         }
-        if empty { observed.withLock { $0 = false } }
     }
 
     /// Queues a commit staged under the writers' lock.
@@ -96,7 +98,7 @@ final class CommitFeed: Sendable {
                 return (Array(state.pending.prefix(count)), Array(state.observers.values))
             }
             for transaction in ready {
-                for observer in observers { observer(transaction) }
+                for observer in observers where transaction.lsn > observer.after { observer.observe(transaction) }
                 delivered = transaction.lsn
             }
         }

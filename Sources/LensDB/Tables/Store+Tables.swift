@@ -90,9 +90,11 @@ extension Store {
     /// and both can take the decoded table.
     func waitForInFlightCommits(_ side: WriterSide) throws {
         // The store's own failure cannot change while this holds the lock
-        // `fail` takes: a commit's failure shows in its log's.
-        if waitForPublication(through: side.head.lsn, unless: { side.log?.failure != nil }) { return }
-        if let failure = side.log?.failure { throw StoreError.failed(path: path ?? ":memory:", cause: "\(failure)") }
+        // `fail` takes: a commit's failure shows in its log's, the one a
+        // compaction swapped out while that commit waited included.
+        let failure = { side.log?.failure ?? side.drainingLog?.failure }
+        if waitForPublication(through: side.head.lsn, unless: { failure() != nil }) { return }
+        if let failure = failure() { throw StoreError.failed(path: path ?? ":memory:", cause: "\(failure)") }
     }
 
     /// Waits, 100 µs at a time, until readers see the version through
