@@ -35,23 +35,34 @@ final class LensNotifier: Sendable {
     ///
     /// From inside a write block of `store` too.
     func watch<W: LensWatcher>(_ focus: some LensFocus, of store: Store, _ make: (StoreState) -> W) -> (Int, W) {
-        store.writer.withLockOrHeld { side in observer.withLock { observer in
-            if observer == nil {
-                let (start, token) = store.addCommitObserver(holding: side) { [self] transaction in deliver(transaction) }
-                observer = token
-                state.withLock { state in
-                    // A commit delivered meanwhile is newer than the start.
-                    if (state.latest?.lsn ?? 0) < start.lsn || state.latest == nil { state.latest = start }
+        while true {
+            // Filed while the observer runs; `make` (which decodes the lens's
+            // value) runs outside the writers' lock.
+            let filed = observer.withLock { observer -> (Int, W)? in
+                guard observer != nil else { return nil }
+                return state.withLock { state in
+                    let watcher = make(state.latest!)
+                    let id = state.nextID
+                    state.nextID += 1
+                    state.tries[focus.rootName, default: LensTrie()].insert(watcher, id: id, at: focus.knownKeys().keys)
+                    return (id, watcher)
                 }
             }
-            return state.withLock { state in
-                let watcher = make(state.latest!)
-                let id = state.nextID
-                state.nextID += 1
-                state.tries[focus.rootName, default: LensTrie()].insert(watcher, id: id, at: focus.knownKeys().keys)
-                return (id, watcher)
+            if let filed { return filed }
+            // Started, unless another watch did meanwhile; an unwatch of the
+            // last lens may stop it again before this one is filed: then again.
+            store.writer.withLockOrHeld { side in
+                observer.withLock { observer in
+                    guard observer == nil else { return }
+                    let (start, token) = store.addCommitObserver(holding: side) { [self] transaction in deliver(transaction) }
+                    observer = token
+                    state.withLock { state in
+                        // A commit delivered meanwhile is newer than the start.
+                        if (state.latest?.lsn ?? 0) < start.lsn || state.latest == nil { state.latest = start }
+                    }
+                }
             }
-        } }
+        }
     }
 
     /// Stops watching `id`; the last one stops the commit observer.
