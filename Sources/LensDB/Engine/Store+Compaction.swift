@@ -119,7 +119,7 @@ extension Store {
                 of: swapped.version, generation: swapped.generation, in: directory, compression: compression,
                 key: swapped.key, progress: progress)
         }
-        try removeFiles(olderThan: swapped.generation, in: directory)
+        try Self.removeFiles(olderThan: swapped.generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = size
             $0.olderLogBytes = 0
@@ -187,13 +187,16 @@ extension Store {
         return size
     }
 
-    /// Step 6. A crash midway leaves obsolete files that open ignores and removes.
-    func removeFiles(olderThan generation: UInt64, in directory: StoreDirectory) throws {
+    /// Step 6. A crash midway leaves obsolete files that open ignores and
+    /// removes. Returns the files removed.
+    @discardableResult
+    static func removeFiles(olderThan generation: UInt64, in directory: StoreDirectory) throws -> [String] {
         let listing = try directory.list()
         let old = listing.snapshots.filter { $0.generation < generation } + listing.logs.filter { $0.generation < generation }
-        guard !old.isEmpty else { return }
+        guard !old.isEmpty else { return [] }
         for file in old { try directory.fileSystem.removeFile(at: file.path) }
         try directory.fileSystem.syncDirectory(at: directory.path)
+        return old.map(\.path)
     }
 
     /// Starts a background compaction when the logs have outgrown the policy.

@@ -94,7 +94,7 @@ extension Store {
             oldLog.close()
             retire(oldLog)
         }
-        try removeFiles(olderThan: generation, in: directory)
+        try Self.removeFiles(olderThan: generation, in: directory)
         compaction.withLock {
             $0.snapshotBytes = snapshotBytes
             $0.olderLogBytes = 0

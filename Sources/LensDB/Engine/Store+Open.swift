@@ -101,18 +101,29 @@ extension Store {
                 statistics: OpenStatistics(recovery: report, items: state.itemCount, seconds: 0, durableSync: durableSync),
                 snapshotBytes: report.snapshot?.size ?? 0, olderLogBytes: report.logBytes)
             if !options.readOnly {
+                opened.generation += 1  // checked above
+                // LSNs dropped past the last record kept were given out (a
+                // clean close or a later log proves it), and a follower may
+                // have seen them: new commits are numbered after them, from
+                // a snapshot that says so, written before the marker goes.
+                let pastLoss = report.highestDroppedLSN > state.lsn
+                if pastLoss { try startPastLoss(&opened, through: report.highestDroppedLSN, in: directory, options: options, logger: logger) }
                 // From here on this session writes: a crash must not leave
                 // the last session's marker vouching for what it did not close.
                 try directory.removeCleanClose()
-                var removed = try remove(directory.logsRemovedByOpen(after: report), directory)
-                // The next log is created by the first write: an open that
-                // only reads costs no file creation and no sync.
-                opened.generation += 1  // checked above
-                if !unproven.isEmpty {
-                    let log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
-                    opened.log = log
-                    logRelog(unproven, into: log, logger: logger)
-                    removed += try removeLogs(supersededBy: log, report, directory)
+                var removed: [String]
+                if pastLoss {
+                    removed = try removeFiles(olderThan: opened.generation, in: directory)
+                } else {
+                    removed = try remove(directory.logsRemovedByOpen(after: report), directory)
+                    // The next log is created by the first write: an open that
+                    // only reads costs no file creation and no sync.
+                    if !unproven.isEmpty {
+                        let log = try relog(unproven, from: report.provenLSN, generation: opened.generation, in: directory, options: options)
+                        opened.log = log
+                        logRelog(unproven, into: log, logger: logger)
+                        removed += try removeLogs(supersededBy: log, report, directory)
+                    }
                 }
                 logRemoved(removed, logger: logger)
             }
@@ -142,6 +153,35 @@ extension Store {
             records.map { ($0.type, $0.payload) }, fileSystem: directory.fileSystem,
             path: directory.logPath(generation: generation), generation: generation,
             firstLSN: provenLSN + 1, options: logOptions(options), cipher: options.encryptionKey)
+    }
+
+    /// Makes `opened`'s state the store's at `lastLSN`, past the LSNs
+    /// salvage dropped: creates log G (the open's generation) starting one
+    /// after it, then writes snapshot G of the state at `lastLSN`, which
+    /// holds every record replayed, unproven ones too. A crash before the
+    /// snapshot's rename leaves the old files and an empty log whose start
+    /// the clean close vouches for (the next open drops the same LSNs
+    /// again) or nothing does (the log is orphaned); after it, the store
+    /// at `lastLSN`.
+    private static func startPastLoss(
+        _ opened: inout Opened, through lastLSN: UInt64, in directory: StoreDirectory, options: StoreOptions, logger: Logger
+    ) throws {
+        opened.state.lsn = lastLSN
+        let log = try LogWriter.create(
+            fileSystem: directory.fileSystem, path: directory.logPath(generation: opened.generation), generation: opened.generation,
+            firstLSN: lastLSN + 1, options: logOptions(options), cipher: options.encryptionKey)
+        do {
+            opened.snapshotBytes = try writeSnapshot(
+                of: opened.state, generation: opened.generation, in: directory, compression: options.compression, key: options.encryptionKey)
+        } catch {
+            log.close()
+            throw error
+        }
+        opened.log = log
+        opened.olderLogBytes = 0
+        logger.notice("numbered new commits after the LSNs salvage dropped", metadata: [
+            "lastLSN": "\(lastLSN)", "snapshot": .string(directory.snapshotPath(generation: opened.generation)),
+        ])
     }
 
     /// Removes the logs that `relog` now supersedes entirely: each record
