@@ -27,11 +27,19 @@ extension Store {
     ///   ``StoreError/failed(path:cause:)`` when the log write or sync fails —
     ///   this commit is then not acknowledged, every later write throws, and
     ///   reads keep serving the last acknowledged state.
-    @discardableResult
+    @inlinable @discardableResult
     public func write<T>(durability: Durability, _ body: (inout Transaction) throws -> T) throws -> T {
-        let (result, commit) = try stage(body)
+        // Compiled in the caller's module for its `T`, around staging that
+        // is not generic: generic code the caller cannot specialize asks
+        // the runtime for the metadata of `T?` and of each tuple of `T` it
+        // handles, about 4,000 instructions a commit.
+        var result: T?
+        let commit = try stage { tx in
+            result = try body(&tx)
+            return nil
+        }
         try finish(commit, durability: durability)
-        return result
+        return result!
     }
 
     /// ``write(durability:_:)`` as durable as the store's
@@ -40,7 +48,7 @@ extension Store {
     /// Two functions rather than an optional parameter, so that
     /// `write(durability: .none)` means `Durability.none` and not "the
     /// store's default".
-    @discardableResult
+    @inlinable @discardableResult
     public func write<T>(_ body: (inout Transaction) throws -> T) throws -> T {
         try write(durability: options.durability, body)
     }
@@ -49,7 +57,12 @@ extension Store {
     /// newest state and queues its record, without waiting for any I/O.
     /// The record's LSN is fixed here; ``finish(_:durability:)`` waits for it.
     func stage<T>(_ body: (inout Transaction) throws -> T) throws -> (T, Commit) {
-        try stage(records: { tx in (try body(&tx), nil) })
+        var result: T?
+        let commit = try stage { tx in
+            result = try body(&tx)
+            return nil
+        }
+        return (result!, commit)
     }
 
     /// ``write(durability:_:)`` for a transaction that may be logged as
@@ -61,18 +74,27 @@ extension Store {
     /// readers see the state before the first or after the last. A cut can
     /// still leave a prefix of them in the log (``MigrationJournal``).
     func write<T>(durability: Durability, records body: (inout Transaction) throws -> (T, [[Operation]]?)) throws -> T {
-        let (result, commit) = try stage(records: body)
+        var result: T?
+        let commit = try stage { tx in
+            let (value, split) = try body(&tx)
+            result = value
+            return split
+        }
         try finish(commit, durability: durability)
-        return result
+        return result!
     }
 
-    private func stage<T>(records body: (inout Transaction) throws -> (T, [[Operation]]?)) throws -> (T, Commit) {
+    /// Runs `body` under the writers' lock and logs what it did: the
+    /// operation lists it returns, each as a record, or (nil) the
+    /// transaction's own as one.
+    @usableFromInline
+    func stage(_ body: (inout Transaction) throws -> [[Operation]]?) throws -> Commit {
         // Logged once the writers' lock is released: a log handler may be slow.
         var failedNow: StoreError?
         defer { if let failedNow { logFailStop(failedNow) } }
         // The writers' mutex knows its owner: a write from inside this
         // store's own write block fails here instead of waiting for itself.
-        return try writer.whileLocked(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { () throws -> (T, Commit) in
+        return try writer.whileLocked(reentry: StoreError.reentrantWrite(path: path ?? ":memory:")) { () throws -> Commit in
             var transaction = try writer.withLockOrHeld { side throws(StoreError) in
                 try checkWritable(side)
                 return Transaction(
@@ -81,21 +103,23 @@ extension Store {
             // The block runs outside any access to the writers' side, so
             // that what it calls back on this thread (`statistics`, a new
             // stream of this store) reads the side as the lock holder.
-            let (result, split) = try body(&transaction)
-            return try writer.withLockOrHeld { side throws -> (T, Commit) in
-                try logTransaction(&transaction, result: result, split: split, side: &side, failedNow: &failedNow)
+            var split = try body(&transaction)
+            return try writer.withLockOrHeld { side throws -> Commit in
+                // Handed over, not shared: the records made from it free
+                // each operation list as it is encoded.
+                try logTransaction(&transaction, split: split.take(), side: &side, failedNow: &failedNow)
             }
         }
     }
 
     /// `stage`'s second half, under the writers' lock: logs the
     /// transaction the block made and makes its version the head.
-    private func logTransaction<T>(
-        _ transaction: inout Transaction, result: T, split: [[Operation]]?, side: inout WriterSide, failedNow: inout StoreError?
-    ) throws -> (T, Commit) {
+    private func logTransaction(
+        _ transaction: inout Transaction, split: consuming [[Operation]]?, side: inout WriterSide, failedNow: inout StoreError?
+    ) throws -> Commit {
         // An empty transaction still returns only once the state it read
         // is as durable as asked, so `.full` is a barrier either way.
-        guard !transaction.isEmpty else { return (result, Commit(state: side.head, log: side.log)) }
+        guard !transaction.isEmpty else { return Commit(state: side.head, log: side.log) }
         // The feed reads the operations after the record is made;
         // otherwise the record takes them, and frees each once written
         // (a record made ahead has its bytes already: its operations
@@ -164,7 +188,7 @@ extension Store {
         }
         side.head = next
         side.commits += 1
-        return (result, Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations))
+        return Commit(state: next, log: side.log, operations: operationCount, madeAheadOperations: madeAheadOperations)
     }
 
     /// Throws ``LogError/lsnsExhausted(file:)``, naming `log`, when `count`
@@ -183,6 +207,7 @@ extension Store {
         }
     }
 
+    @usableFromInline
     struct Commit {
         var state: StoreState
         var log: LogWriter?
@@ -197,6 +222,7 @@ extension Store {
 
     /// Waits for the commit's durability outside the writers' lock, so that
     /// concurrent commits share one sync, then publishes it.
+    @usableFromInline
     func finish(_ commit: consuming Commit, durability: Durability) throws {
         if let log = commit.log {
             do { try log.wait(for: commit.state.lsn, durability: durability) } catch { throw fail(error) }

@@ -27,7 +27,7 @@ import Logging
 public final class Store: Sendable {
     /// The store's directory, or nil for an in-memory store.
     public let path: String?
-    let options: StoreOptions
+    @usableFromInline let options: StoreOptions
     let directory: StoreDirectory?
     /// The state readers see: the newest version whose commit is as durable as asked.
     let published: Locked<StoreState>
