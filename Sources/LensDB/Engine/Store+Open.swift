@@ -23,7 +23,8 @@ extension Store {
     /// The path of an open: check the directory is a store's, lock, tidy,
     /// recover, start a new log.
     /// What a crash here leaves: at most a new, empty log file, which the
-    /// next open reads as a log cut while new.
+    /// next open reads as a log cut while new; or, when salvage dropped LSNs
+    /// past the last record kept, what `startPastLoss` says.
     /// - Throws: as ``Store/init(at:options:)``; a key that does not fit the
     ///   files as the `StoreError` encryption case that says how.
     static func open(at path: String, options: StoreOptions, progress: ProgressHandler? = nil) throws -> Opened {
@@ -128,7 +129,7 @@ extension Store {
                 logRemoved(removed, logger: logger)
             }
             opened.statistics.seconds = (ContinuousClock.now - started).seconds
-            logOpened(opened.statistics, lsn: state.lsn, logger: logger)
+            logOpened(opened.statistics, lsn: opened.state.lsn, logger: logger)
             return opened
         } catch {
             lock?.unlock()

@@ -116,7 +116,12 @@ import Testing
                 let salvaged = try Store(at: path, options: options(fileSystem, .salvage))
                 #expect(salvaged.current.lsn == 10, "cut \(cut), model \(index)")
                 #expect(salvaged.current.count(in: "t") == 7, "cut \(cut), model \(index)")
+                try salvaged.write { tx in tx.put([0xAA], for: [0xAA], in: "t") }
                 salvaged.close()
+                let reopened = try Store(at: path, options: options(fileSystem))
+                #expect(reopened.current.lsn == 11, "cut \(cut), model \(index): the next commit took LSN 11")
+                #expect(reopened.current.count(in: "t") == 8)
+                reopened.close()
             }
         }
     }
