@@ -90,8 +90,9 @@ extension ConsistencyManager {
     ///
     /// Nonisolated holders are updated on the committing thread, before
     /// the write that committed returns (as live queries are); holders on
-    /// an actor get the merge enqueued. A holder's setter must therefore not
-    /// write to the store.
+    /// an actor get the merge enqueued. A setter may write to the store: its
+    /// commit is delivered once the setter returns, after the one that set
+    /// it (so a setter that commits on every change never stops).
     ///
     /// From inside a write block of the store too: the follow then starts
     /// with that block's commit.

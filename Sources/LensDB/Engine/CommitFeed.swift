@@ -89,20 +89,32 @@ final class CommitFeed: Sendable {
         state.withLock { $0.pending.append(transaction) }
     }
 
-    /// Delivers every queued commit up to `lsn`, the newest published, in order.
-    func deliver(upTo lsn: UInt64) {
-        delivery.withLock { delivered in
-            let (ready, observers) = state.withLock { state in
-                let count = state.pending.prefix { $0.lsn <= lsn }.count
-                defer { state.pending.removeFirst(count) }
-                return (Array(state.pending.prefix(count)), Array(state.observers.values))
-            }
-            for transaction in ready {
-                for observer in observers where transaction.lsn > observer.after { observer.observe(transaction) }
-                delivered = transaction.lsn
+    /// Delivers every queued commit up to the newest published one
+    /// (`published()`, asked again after each batch), in order.
+    ///
+    /// An observer that commits to the store (a consistent holder's setter)
+    /// calls this again on its own thread: that call returns at once, and
+    /// the delivery under way hands the commit on once the observer returns.
+    func deliver(upTo published: () -> UInt64) {
+        try? delivery.withLock(reentry: DeliveryUnderWay()) { (delivered: inout UInt64) throws(DeliveryUnderWay) in
+            while true {
+                let lsn = published()
+                let (ready, observers) = state.withLock { state in
+                    let count = state.pending.prefix { $0.lsn <= lsn }.count
+                    defer { state.pending.removeFirst(count) }
+                    return (Array(state.pending.prefix(count)), Array(state.observers.values))
+                }
+                guard !ready.isEmpty else { return }
+                for transaction in ready {
+                    for observer in observers where transaction.lsn > observer.after { observer.observe(transaction) }
+                    delivered = transaction.lsn
+                }
             }
         }
     }
+
+    /// The delivery this thread is running will hand the commit on.
+    private struct DeliveryUnderWay: Error {}
 }
 
 extension Store {

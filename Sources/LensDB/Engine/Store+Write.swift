@@ -230,12 +230,11 @@ extension Store {
         // A later version contains this one, and its log position is later:
         // publish whichever is newest, never move back.
         var replaced = StoreState()
-        let visible = published.withLock { version -> UInt64 in
+        published.withLock { version in
             if version.lsn < commit.state.lsn {
                 swap(&replaced, &version)
                 version = commit.state
             }
-            return version.lsn
         }
         // The version replaced takes with it the nodes the commit copied. A
         // large transaction's go to the reclaimer's thread, not freed here
@@ -247,7 +246,7 @@ extension Store {
         let thawed = replaced.snapshotTables.count != commit.state.snapshotTables.count
         if commit.operations >= Self.reclaimedAsideFrom || thawed { Self.reclaim(&replaced, leaving: StoreState()) }
         if !commit.madeAheadOperations.isEmpty { Self.reclaim(&commit.madeAheadOperations, leaving: []) }
-        if commitFeed.isObserved { commitFeed.deliver(upTo: visible) }
+        if commitFeed.isObserved { commitFeed.deliver { current.lsn } }
         if options.checksInvariants { assertInvariants() }
         compactIfDue()
     }

@@ -246,7 +246,7 @@ public final class Store: Sendable {
         // Bounded all the same: a close must not hang on a committer that
         // never comes back (a commit publishes microseconds after its wait).
         _ = waitForPublication(through: head, pauses: 100_000) { failure != nil }
-        if commitFeed.isObserved { commitFeed.deliver(upTo: current.lsn) }
+        if commitFeed.isObserved { commitFeed.deliver { current.lsn } }
     }
 
     /// Runs `handler` once, when the store closes, or now when it has:

@@ -108,3 +108,50 @@ import Testing
         #expect(holder.value.name == "B")
     }
 }
+
+/// A holder whose setter saves what it is given to another table of the
+/// same store, as a cache of the last seen person would.
+private final class SavingHolder: ConsistentHolder {
+    private let storage: Locked<Person>
+    let saved: Table<Person>
+
+    init(_ person: Person, savingTo saved: Table<Person>) {
+        storage = Locked(person)
+        self.saved = saved
+    }
+
+    var consistentValue: Person {
+        get { storage.withLock { $0 } }
+        set {
+            storage.withLock { $0 = newValue }
+            try! saved.put(newValue)
+        }
+    }
+}
+
+@Suite struct ConsistencyWritingSetterTests {
+    /// The setter commits from inside the delivery of the commit that
+    /// changed it: that commit is delivered once the setter returns, in
+    /// order, and every stream sees both.
+    @Test func aHolderWhoseSetterWritesToTheStoreGetsItsCommitDeliveredAfterIt() async throws {
+        let store = try tableStore()
+        let people = try store.table(Person.self, named: "people")
+        let seen = try store.table(Person.self, named: "seen")
+        try people.put(person(1, "A"))
+        let manager = ConsistencyManager()
+        manager.follow(people)
+        let holder = SavingHolder(person(1, "A"), savingTo: seen)
+        manager.register(holder)
+        let changes = store.changes
+        let before = store.current.lsn
+        try people.put(person(1, "B"))
+        #expect(holder.consistentValue.name == "B")
+        #expect(seen[1]?.name == "B", "the setter's commit landed")
+        try people.put(person(1, "C"))
+        #expect(seen[1]?.name == "C")
+        store.close()
+        var lsns: [UInt64] = []
+        for await change in changes { if case let .commit(commit) = change { lsns.append(commit.lsn) } }
+        #expect(lsns == Array((before + 1)...(before + 4)), "each put, then its setter's commit, once each, in order")
+    }
+}

@@ -36,7 +36,7 @@ import Testing
         feed.stage(CommittedTransaction(lsn: 1, before: StoreState(), after: StoreState(), operations: []))
         _ = feed.add(after: 1) { transaction in second.withLock { $0.append(transaction.lsn) } }
         feed.stage(CommittedTransaction(lsn: 2, before: StoreState(), after: StoreState(), operations: []))
-        feed.deliver(upTo: 2)
+        feed.deliver { 2 }
         #expect(first.withLock { $0 } == [1, 2])
         #expect(second.withLock { $0 } == [2])
     }
