@@ -65,13 +65,11 @@ import Testing
         #expect(try table.query.sorted(by: \.taken).all().map(\.id) == [5, 3, 1, 2, 4])
     }
 
-    /// A program's indexable type may give integers and doubles, which
-    /// compare through `Double`: 2^53 as a double ties both 2^53 and
-    /// 2^53 + 1 as integers, which do not tie each other. A stored order
-    /// that names a place twice and misses another then ascends by every
-    /// comparison, and must still be refused: an open moves each place's
-    /// key into the index once. (Seen under AddressSanitizer as a double
-    /// release of the label.)
+    /// A stored order that names a place twice and misses another is
+    /// refused by counting its places, whatever its keys compare: an open
+    /// moves each place's key into the index once, and a place moved twice
+    /// would release its label twice. The keys mix integers and doubles
+    /// near 2^53, where rounding through `Double` would tie them.
     @Test func aStoredOrderNamingAPlaceTwiceIsRefusedWhateverItsKeysCompare() throws {
         let fileSystem = SimulatedFileSystem()
         let big = Int64(1) << 53

@@ -41,6 +41,44 @@ import Testing
         }
     }
 
+    /// Numbers near where `Double` stops holding every integer (2^53), at
+    /// `Int64`'s ends (±2^63) and `UInt64`'s (2^64), with halves, zeros,
+    /// infinities and NaN, in every form: each pair compares as their
+    /// exact values do, worked out as twice the value in an `Int128`. So
+    /// the order is total and transitive across forms, as a tree and a
+    /// sort need: 2^53 + 1 as an integer is above 2^53 as a double, which
+    /// `Double(2^53 + 1)` equals.
+    @Test func integersAndDoublesCompareByTheirExactValues() {
+        let two53: Int64 = 1 << 53
+        var values: [IndexValue] = [Int64.min, Int64.min + 1, -two53 - 1, -two53, -1, 0, 1, two53 - 1, two53, two53 + 1, two53 + 2,
+                                    Int64.max - 1, Int64.max].map { .int($0) }
+        values += [UInt64(Int64.max) + 1, UInt64(Int64.max) + 2, UInt64.max - 2048, UInt64.max].map { .uint($0) }
+        values += [-Double.infinity, -0x1p64, -0x1p63, -Double(two53) - 2, -Double(two53), -1.5, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5,
+                   0x1p52 + 0.5, Double(two53), Double(two53) + 2, 0x1p63 - 1024, 0x1p63, 0x1p63 + 2048, 0x1p64 - 2048, 0x1p64,
+                   1e300, .infinity, .nan].map { .double($0) }
+        /// Twice the exact value; NaN above +infinity above every finite value.
+        func exact(_ value: IndexValue) -> Int128 {
+            switch value {
+            case let .int(x): return Int128(x) * 2
+            case let .uint(x): return Int128(x) * 2
+            case let .double(x) where x.isNaN: return .max
+            case let .double(x) where x.isInfinite: return x < 0 ? .min : .max - 1
+            // Past every integer here, below infinity.
+            case let .double(x) where x.magnitude > 0x1p100: return x < 0 ? .min + 1 : .max - 2
+            case let .double(x): return Int128(x * 2)
+            default: fatalError("not a number")
+            }
+        }
+        var wrong: [String] = []
+        for a in values {
+            for b in values where (a < b, a == b, b < a) != (exact(a) < exact(b), exact(a) == exact(b), exact(b) < exact(a)) {
+                wrong.append("\(a) vs \(b): <\(a < b) ==\(a == b) >\(b < a)")
+            }
+            for b in values where a == b { if a.hashValue != b.hashValue { wrong.append("\(a) == \(b), hashed apart") } }
+        }
+        #expect(wrong.isEmpty, "\(wrong.prefix(20))")
+    }
+
     /// A string's or bytes' prefix is its first seven bytes, big-endian,
     /// padded with zeros, under the type's rank: read a word at a time from
     /// eight bytes on, one at a time below.

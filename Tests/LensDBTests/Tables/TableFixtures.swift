@@ -23,7 +23,7 @@ struct Person: Entity, Equatable {
 }
 
 /// An amount a program indexes as an integer, or as a double: a type that
-/// gives both forms, which compare through `Double`.
+/// gives both forms, which compare by their exact values.
 enum MixedAmount: Codable, Hashable, Sendable, IndexableValue {
     case whole(Int64)
     case real(Double)

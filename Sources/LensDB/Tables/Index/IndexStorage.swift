@@ -395,11 +395,10 @@ struct IndexStorage: Sendable {
     /// written wrong) costs a sort, never a wrong index.
     ///
     /// That each place is named once is checked as such, not left to the
-    /// comparisons: keys that do not compare as a strict weak order could
-    /// otherwise pass a place twice, and each place's entry is moved out
-    /// once. A program's `IndexableValue` that gives both `.int` and
-    /// `.double` makes such keys: they compare through `Double`, so 2^53
-    /// as a double ties both 2^53 and 2^53 + 1 as integers.
+    /// comparisons, which refuse a place named twice only while the keys
+    /// compare as a strict weak order: each place's entry is moved out
+    /// once, and one comparison that broke that order must not free a key
+    /// twice.
     private static func isOrder<Entry: IndexEntry>(_ order: [UInt32], of entries: UnsafeBufferPointer<Entry>) -> Bool {
         guard StoreState.namesEachOnce(order, count: entries.count) else { return false }
         return order.indices.dropFirst().allSatisfy { next in

@@ -135,11 +135,42 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         // the check of a stored index order would take unordered dates for ordered.
         case let (.date(x), .date(y)): return numberLess(x.timeIntervalSinceReferenceDate, y.timeIntervalSinceReferenceDate)
         case let (.bytes(x), .bytes(y)): return x.lexicographicallyPrecedes(y)
-        default:
-            if a.rank != b.rank { return a.rank < b.rank }
-            guard a.rank == 2 else { return false }
-            return numberLess(a.number, b.number)
+        case let (.double(x), .double(y)): return numberLess(x, y)
+        // An integer and a double by their exact values, never through
+        // `Double`, which past 2^53 rounds distinct integers to one double:
+        // 2^53 + 1 would then tie 2^53 as a double while exceeding 2^53 as
+        // an integer, and no index, sort or stored order could hold all three.
+        case let (.int(x), .double(y)): return compare(x, y) < 0
+        case let (.double(x), .int(y)): return compare(y, x) > 0
+        case let (.uint(x), .double(y)): return compare(x, y) < 0
+        case let (.double(x), .uint(y)): return compare(y, x) > 0
+        default: return a.rank < b.rank
         }
+    }
+
+    /// -1, 0 or 1 as `integer` is below, equal to or above `double`, by
+    /// their exact values; NaN is above every number.
+    private static func compare(_ integer: Int64, _ double: Double) -> Int {
+        // 2^63 is exact as a double; every double in [-2^63, 2^63) has an
+        // integral part that fits in an `Int64`.
+        guard !double.isNaN, double < 0x1p63 else { return -1 }
+        guard double >= -0x1p63 else { return 1 }
+        let whole = double.rounded(.towardZero)
+        let wholeInteger = Int64(whole)
+        if integer != wholeInteger { return integer < wholeInteger ? -1 : 1 }
+        // The integer is the double's integral part: its fraction decides.
+        let fraction = double - whole
+        return fraction > 0 ? -1 : fraction < 0 ? 1 : 0
+    }
+
+    /// ``compare(_:_:)-(Int64,_)`` for an integer above `Int64.max`, as
+    /// `.uint` holds.
+    private static func compare(_ integer: UInt64, _ double: Double) -> Int {
+        // Doubles from 2^63 up are whole numbers; 2^64 is exact.
+        guard !double.isNaN, double < 0x1p64 else { return -1 }
+        guard double >= 0x1p63 else { return 1 }
+        let wholeInteger = UInt64(double)
+        return integer == wholeInteger ? 0 : integer < wholeInteger ? -1 : 1
     }
 
     public static func == (a: IndexValue, b: IndexValue) -> Bool { !(a < b) && !(b < a) }
@@ -198,10 +229,9 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
 /// optionals of these, and `RawRepresentable` types whose raw value is one
 /// (declare the conformance: `extension Status: IndexableValue {}`).
 ///
-/// A type of your own should give one form for its numbers: integers
-/// (`.int`, `.uint`) and doubles compare through `Double`, which past 2^53
-/// ties distinct integers with one double. An `in` filter whose values mix
-/// the two forms is checked entity by entity rather than read from an index.
+/// Integers (`.int`, `.uint`) and doubles compare by their exact values,
+/// whatever their forms: 2^53 + 1 as an integer is above 2^53 as a double,
+/// though `Double(2^53 + 1)` rounds to it.
 public protocol IndexableValue: Sendable {
     var indexValue: IndexValue { get }
 }

@@ -574,11 +574,7 @@ struct Conditions {
                 case .greater: tighten(lower: .init(value: value, inclusive: false), from: position)
                 case .greaterOrEqual: tighten(lower: .init(value: value, inclusive: true), from: position)
                 }
-            // Integers and doubles compare through `Double`, which ties
-            // distinct integers past 2^53 with one double: a list mixing
-            // them (only a program's own `IndexableValue` gives both) has
-            // no order to read its ranges by, so the filter checks it.
-            case let .membership(values?) where equals == nil && !Self.mixesIntegersAndDoubles(values):
+            case let .membership(values?) where equals == nil:
                 if values.contains(where: \.isNaN) { exact = false }
                 // One range per key: a program's own `IndexableValue` may
                 // give two of its values one key, whose range would then be
@@ -593,20 +589,6 @@ struct Conditions {
         guard equals != nil || lower != nil || upper != nil else { return nil }
         // An ordering comparison never holds for nil, which indexes put first.
         if equals == nil && lower == nil { lower = .init(value: .null, inclusive: false) }
-    }
-
-    /// Whether `values` hold both an integer (`.int`, `.uint`) and a `.double`.
-    private static func mixesIntegersAndDoubles(_ values: [IndexValue]) -> Bool {
-        var integers = false, doubles = false
-        for value in values {
-            switch value {
-            case .int, .uint: integers = true
-            case .double: doubles = true
-            default: continue
-            }
-            if integers && doubles { return true }
-        }
-        return false
     }
 
     /// Every condition on the field that the ranges of ``ranges(prefix:)`` decide.
