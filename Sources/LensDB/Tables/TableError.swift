@@ -21,8 +21,11 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
     case typeMismatch(table: String, openedAs: String, requested: String)
     /// The table was written with another encoding, so its entries are not
     /// entities of this type: through the byte-level API (values of raw
-    /// bytes), or by an entity whose identifier type stores its keys
-    /// otherwise (the identifier type changed). Nothing was read or changed.
+    /// bytes, or keys of another encoding), or by an entity whose
+    /// identifier type stores its keys otherwise (the identifier type
+    /// changed). When only the keys differ, the store cannot tell the two
+    /// apart, and the description gives the advice for each. Nothing was
+    /// read or changed.
     case encodingMismatch(table: String, stored: TableEncoding, expected: TableEncoding)
     /// The table is already open with other index definitions.
     case indexMismatch(table: String, opened: [String], requested: [String])
@@ -49,7 +52,7 @@ public enum TableError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .typeMismatch(table, openedAs, requested):
             "table \(table) is open as \(openedAs) in this store, not as \(requested); use one entity type per table"
         case let .encodingMismatch(table, stored, expected) where stored.value == expected.value:
-            "table \(table) holds entities whose identifiers are stored as \(stored.key), but this entity's identifier type stores them as \(expected.key): the identifier type changed since they were written. Nothing was read or changed; open the table with the identifier type it was written with (a migration cannot change a table's keys)"
+            "table \(table) holds entries whose keys are stored as \(stored.key), but this entity's identifier type stores them as \(expected.key). Nothing was read or changed. If the identifier type changed since they were written, open the table with the identifier type it was written with (a migration cannot change a table's keys); if they were written through the byte-level API, read them with it (store.current.value(in:key:)), or keep the entities under another table name"
         case let .encodingMismatch(table, stored, expected):
             "table \(table) holds entries with \(stored), not entities (\(expected)): it was written through the byte-level API. Nothing was read or changed; read it with the byte-level API (store.current.value(in:key:)), or keep the entities under another table name"
         case let .indexMismatch(table, opened, requested):

@@ -336,6 +336,18 @@ import Testing
             table: "people", stored: TableEncoding(key: .int64, value: .valueFormat), expected: TableEncoding(key: .string, value: .valueFormat)
         )) { try reopened.table(Renumbered.self, named: "people") }
         #expect(changed.map { "\($0)" }?.contains("the identifier type changed") == true)
+        // Value-format values under keys of another encoding, put through
+        // the byte-level API: the same mismatch, whose advice names that API too.
+        let bytes = try tableStore()
+        try bytes.write { tx in
+            tx.put(.encoded(try ValueEncoder().encode(alice)), for: Array("alice".utf8), in: "people",
+                   encoding: TableEncoding(key: .raw, value: .valueFormat))
+        }
+        let byteLevel = #expect(throws: TableError.encodingMismatch(
+            table: "people", stored: TableEncoding(key: .raw, value: .valueFormat), expected: TableEncoding(key: .int64, value: .valueFormat)
+        )) { try bytes.table(Person.self, named: "people") }
+        let advice = byteLevel.map { "\($0)" } ?? ""
+        #expect(advice.contains("the identifier type changed") && advice.contains("byte-level API") && advice.contains("store.current.value(in:key:)"), "\(advice)")
     }
 
     @Test func readersHoldingAnOldVersionKeepIt() throws {
