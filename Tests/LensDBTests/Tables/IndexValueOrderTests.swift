@@ -50,7 +50,7 @@ import Testing
     /// `Double(2^53 + 1)` equals.
     @Test func integersAndDoublesCompareByTheirExactValues() {
         let two53: Int64 = 1 << 53
-        var values: [IndexValue] = [Int64.min, Int64.min + 1, -two53 - 1, -two53, -1, 0, 1, two53 - 1, two53, two53 + 1, two53 + 2,
+        var values: [IndexValue] = [Int64.min, Int64.min + 1, -two53 - 1, -two53, -1, 0, 1, 1 << 52, (1 << 52) + 1, two53 - 1, two53, two53 + 1, two53 + 2,
                                     Int64.max - 1, Int64.max].map { .int($0) }
         values += [UInt64(Int64.max) + 1, UInt64(Int64.max) + 2, UInt64.max - 2048, UInt64.max].map { .uint($0) }
         values += [-Double.infinity, -0x1p64, -0x1p63, -Double(two53) - 2, -Double(two53), -1.5, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5,
@@ -77,6 +77,18 @@ import Testing
             for b in values where a == b { if a.hashValue != b.hashValue { wrong.append("\(a) == \(b), hashed apart") } }
         }
         #expect(wrong.isEmpty, "\(wrong.prefix(20))")
+    }
+
+    /// Large integers, as identifiers near 2^62 are, hash apart: through
+    /// `Double`, whose steps there are 1,024 wide, a run of them hashed
+    /// alike, and every map keyed by them searched the run.
+    @Test func largeIntegersHashApart() {
+        for base in [Int64(1) << 62, Int64.max - 4096, -(Int64(1) << 62)] {
+            let hashes = Set((0..<2048).map { IndexValue.int(base + $0).hashValue })
+            #expect(hashes.count > 2040, "\(hashes.count) hashes for 2048 integers from \(base)")
+        }
+        let hashes = Set((0..<2048).map { IndexValue.uint(UInt64.max - $0).hashValue })
+        #expect(hashes.count > 2040, "\(hashes.count) hashes for 2048 integers below UInt64.max")
     }
 
     /// A string's or bytes' prefix is its first seven bytes, big-endian,

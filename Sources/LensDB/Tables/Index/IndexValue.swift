@@ -186,10 +186,23 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
             let interval = x.timeIntervalSinceReferenceDate
             hasher.combine(interval.isNaN ? Double.nan.bitPattern : (interval == 0 ? 0 : interval).bitPattern)
         case let .bytes(x): hasher.combine(x)
-        case .int, .uint, .double:
-            // Equal numbers hash alike whatever their form: integers exactly, the rest by value.
-            let number = self.number
-            if number.isNaN { hasher.combine(Double.nan.bitPattern) } else { hasher.combine(number == 0 ? 0 : number) }
+        // Equal numbers hash alike whatever their form: integers, and doubles
+        // of whole value, as the integer; other doubles by their bits. Not
+        // through `Double`, which hashed a run of up to 2,048 large integers
+        // (identifiers near 2^63) alike.
+        case let .int(x): hasher.combine(x)
+        case let .uint(x): hasher.combine(x)
+        case let .double(x):
+            if x.isNaN {
+                hasher.combine(Double.nan.bitPattern)
+            } else if x >= -0x1p63, x < 0x1p63, x.rounded(.towardZero) == x {
+                hasher.combine(Int64(x))
+            } else if x >= 0x1p63, x < 0x1p64 {
+                // Whole, as every double from 2^52 up is.
+                hasher.combine(UInt64(x))
+            } else {
+                hasher.combine(x.bitPattern)
+            }
         }
     }
 
