@@ -66,10 +66,11 @@ import Testing
     }
 
     /// A stored order that names a place twice and misses another is
-    /// refused by counting its places, whatever its keys compare: an open
-    /// moves each place's key into the index once, and a place moved twice
-    /// would release its label twice. The keys mix integers and doubles
-    /// near 2^53, where rounding through `Double` would tie them.
+    /// refused, and the index sorted: an open moves each place's key into
+    /// the index once, and a place moved twice would release its label
+    /// twice. (With keys that compare as a strict weak order, its pairs
+    /// cannot all ascend either; the count refuses it first.) The keys mix
+    /// integers and doubles near 2^53.
     @Test func aStoredOrderNamingAPlaceTwiceIsRefusedWhateverItsKeysCompare() throws {
         let fileSystem = SimulatedFileSystem()
         let big = Int64(1) << 53
@@ -90,6 +91,37 @@ import Testing
         #expect(Set(ids) == Set((1...4).map { IndexValue.int(Int64($0)) }), "index ids: \(ids)")
         #expect(try table.query.sorted(by: \.label).all() == ledgers)
         store.close()
+    }
+
+    /// An order stored when integers and doubles compared through `Double`
+    /// put 2^53 + 1 as an integer and 2^53 as a double, which tied, in
+    /// place order; they compare exactly now, the other way round. Such an
+    /// order no longer ascends: the open refuses it and sorts, and the
+    /// index holds the exact order, as one built by puts one at a time does.
+    @Test func anOrderStoredUnderRoundedNumberComparisonsIsSortedAgain() throws {
+        let fileSystem = SimulatedFileSystem()
+        let big = Int64(1) << 53
+        let ledgers = [Ledger(id: 1, amount: .whole(big + 1), label: "a"), Ledger(id: 2, amount: .real(Double(big)), label: "a")]
+        do {
+            let store = try tableStore(fileSystem)
+            try store.table(Ledger.self, named: "ledgers", indexes: [.on(\.amount)]).put(ledgers)
+            try store.compact()
+            store.close()
+        }
+        var stored: [UInt32] = []
+        try Self.rewriteOrders(fileSystem) { _, positions in
+            stored = positions
+            return [0, 1]
+        }
+        #expect(stored == [1, 0], "the order written now")
+        let store = try tableStore(fileSystem)
+        defer { store.close() }
+        let table = try store.table(Ledger.self, named: "ledgers", indexes: [.on(\.amount)])
+        #expect(store.statistics.tables.first?.indexesInStoredOrder == 0)
+        #expect(Self.orderOf(table.storage(in: store.current).indexes[0]) == [.int(2), .int(1)])
+        let oneByOne = try store.table(Ledger.self, named: "one by one", indexes: [.on(\.amount)])
+        for ledger in ledgers { try oneByOne.put(ledger) }
+        #expect(Self.orderOf(oneByOne.storage(in: store.current).indexes[0]) == [.int(2), .int(1)])
     }
 
     /// The same dates put one by one, indexes kept by inserts: a date that

@@ -245,6 +245,11 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
 /// Integers (`.int`, `.uint`) and doubles compare by their exact values,
 /// whatever their forms: 2^53 + 1 as an integer is above 2^53 as a double,
 /// though `Double(2^53 + 1)` rounds to it.
+///
+/// An index compares values by their ``IndexValue``s alone. Two values of
+/// your type that give one index value (or an integer and a double of one
+/// number) are one key: a filter the index answers (`==`, `in`) finds
+/// both by either, where a scan compares them with the type's own `==`.
 public protocol IndexableValue: Sendable {
     var indexValue: IndexValue { get }
 }
