@@ -14,7 +14,10 @@ extension Store {
     /// returns an equal lens (its own default).
     ///
     /// Thread-safety: any thread, but not from inside a write block of this
-    /// store; serialized with writers while it decodes.
+    /// store; serialized with writers while it decodes. `R`'s
+    /// `init(from:)` runs while the open holds the writers' lock: it must
+    /// not call back into this store (read its ``statistics``, watch it,
+    /// open a table or root, write), which would stop the process.
     /// - Throws: ``LensError/undecodable(path:reason:)`` when the stored
     ///   document does not decode as `R` (the bytes stay untouched);
     ///   ``LensError/typeMismatch(root:openedAs:requested:)``;

@@ -24,6 +24,11 @@ extension Store {
     /// ```
     ///
     /// Thread-safety: any thread; serialized with writers while it decodes.
+    /// `T`'s `init(from:)` runs on the calling thread and, for a large
+    /// table, on threads of the store's own, all while the open holds the
+    /// writers' lock: it must not call back into this store (read its
+    /// ``statistics``, watch it, open a table or root, write), which would
+    /// wait for the open forever or stop the process.
     /// - Throws: ``TableError/undecodable(table:id:codingPath:missingField:reason:count:)``
     ///   when stored values no longer decode as `T` (unless `onUndecodable`
     ///   is ``UndecodablePolicy/quarantine``); ``TableError/typeMismatch(table:openedAs:requested:)``,
