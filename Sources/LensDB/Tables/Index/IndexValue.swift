@@ -163,8 +163,7 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         return fraction > 0 ? -1 : fraction < 0 ? 1 : 0
     }
 
-    /// ``compare(_:_:)-(Int64,_)`` for an integer above `Int64.max`, as
-    /// `.uint` holds.
+    /// The same for an integer above `Int64.max`, as `.uint` holds.
     private static func compare(_ integer: UInt64, _ double: Double) -> Int {
         // Doubles from 2^63 up are whole numbers; 2^64 is exact.
         guard !double.isNaN, double < 0x1p64 else { return -1 }
