@@ -69,10 +69,11 @@ extension Int: BTreeKey {}
             #expect(walkReversed(tree, from: bound) == reference.entries.map(\.key).filter { $0 <= bound }.reversed())
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))
             // The keys around the rank, where the descent's leaf holds them.
-            let keys = reference.entries.map(\.key), found = tree.rankAndNeighbors(of: { $0 < bound })
-            #expect(found.rank == reference.index(bound))
-            if let before = found.before { #expect(before == keys[found.rank - 1]) } else if found.rank > 0 { neighborsMissed += 1 }
-            if let at = found.at { #expect(at == keys[found.rank]) } else if found.rank < keys.count { neighborsMissed += 1 }
+            let keys = reference.entries.map(\.key)
+            let before = tree.rankAndNeighbor(of: { $0 < bound }, before: true), at = tree.rankAndNeighbor(of: { $0 < bound }, before: false)
+            #expect(before.rank == reference.index(bound) && at.rank == before.rank)
+            if let key = before.key { #expect(key == keys[before.rank - 1]) } else if before.rank > 0 { neighborsMissed += 1 }
+            if let key = at.key { #expect(key == keys[at.rank]) } else if at.rank < keys.count { neighborsMissed += 1 }
             let probe = Int.random(in: 0..<4000, using: &random)
             #expect(tree.value(for: probe) == reference.entries.first { $0.key == probe }?.value)
             if !reference.entries.isEmpty {

@@ -625,8 +625,8 @@ struct IndexStorage: Sendable {
     }
 
     private static func ranks<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> Range<Int> {
-        let lower = tree.rank(of: { range.isBelow($0) })
-        return lower..<max(lower, tree.rank(of: { !range.isAbove($0) }))
+        let lower = tree.rank(ofPlace: { range.isBelow($0) })
+        return lower..<max(lower, tree.rank(ofPlace: { !range.isAbove($0) }))
     }
 
     /// ``ranks(of:)``, with the keys of the range's first and last entries
@@ -641,10 +641,10 @@ struct IndexStorage: Sendable {
     }
 
     private static func ends<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, of range: KeyRange) -> RangeEnds {
-        let lower = tree.rankAndNeighbors(of: { range.isBelow($0) })
-        let upper = tree.rankAndNeighbors(of: { !range.isAbove($0) })
+        let lower = tree.rankAndNeighbor(ofPlace: { range.isBelow($0) }, before: false)
+        let upper = tree.rankAndNeighbor(ofPlace: { !range.isAbove($0) }, before: true)
         guard lower.rank < upper.rank else { return RangeEnds(ranks: lower.rank..<lower.rank) }
-        return RangeEnds(ranks: lower.rank..<upper.rank, first: lower.at?.key, last: upper.before?.key)
+        return RangeEnds(ranks: lower.rank..<upper.rank, first: lower.key?.key, last: upper.key?.key)
     }
 
     /// The key of the entry at `rank`, if there is one. O(log n).
@@ -911,8 +911,8 @@ struct IndexStorage: Sendable {
     }
 
     private static func firstPast<Entry: IndexEntry>(_ tree: PersistentBTree<Entry, EntryMark>, _ range: KeyRange) -> (rank: Int, key: IndexedKey?) {
-        let found = tree.rankAndNeighbors(of: { !range.isAbove($0) })
-        return (found.rank, found.at?.key)
+        let found = tree.rankAndNeighbor(ofPlace: { !range.isAbove($0) }, before: false)
+        return (found.rank, found.key?.key)
     }
 
     /// Starts loading the row of an entry a walk will soon pass on. An

@@ -428,16 +428,32 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     /// How many keys come before the first key for which `isBefore` is false.
     /// Descends unretained, as ``value(for:)`` does.
     func rank(of isBefore: (Key) -> Bool) -> Int {
+        descend(to: { isBefore($0.pointee) }) { rank, _ in rank }
+    }
+
+    /// ``rank(of:)``, asking of each key where it lies in its node: a key
+    /// passed by value to a closure the descent does not inline is copied
+    /// first, and an index entry's copy retains what its fields hold.
+    func rank(ofPlace isBefore: (UnsafePointer<Key>) -> Bool) -> Int {
         descend(to: isBefore) { rank, _ in rank }
     }
 
-    /// ``rank(of:)``, with the key just before that rank and the key at it,
-    /// each when it lies in the leaf the descent ends in (nil otherwise, or
-    /// when there is none): the entries at the ends of a range, without a
-    /// descent of their own.
-    func rankAndNeighbors(of isBefore: (Key) -> Bool) -> (rank: Int, before: Key?, at: Key?) {
+    /// ``rank(of:)``, with the key just before that rank (`before`) or the
+    /// key at it, when it lies in the leaf the descent ends in (nil
+    /// otherwise, or when there is none): an end of a range, without a
+    /// descent of its own. One key, not both: the other, unused, would
+    /// still be copied and destroyed whenever the optimizer does not see
+    /// that it is unused.
+    func rankAndNeighbor(of isBefore: (Key) -> Bool, before: Bool) -> (rank: Int, key: Key?) {
+        rankAndNeighbor(ofPlace: { isBefore($0.pointee) }, before: before)
+    }
+
+    /// ``rankAndNeighbor(of:before:)``, asking of each key where it lies
+    /// in its node, as ``rank(ofPlace:)`` does.
+    func rankAndNeighbor(ofPlace isBefore: (UnsafePointer<Key>) -> Bool, before: Bool) -> (rank: Int, key: Key?) {
         descend(to: isBefore) { rank, leaf in
-            (rank, leaf.index > 0 ? leaf.keys[leaf.index - 1] : nil, leaf.index < leaf.keys.count ? leaf.keys[leaf.index] : nil)
+            let place = before ? leaf.index - 1 : leaf.index
+            return (rank, leaf.keys.indices.contains(place) ? leaf.keys[place] : nil)
         }
     }
 
@@ -445,7 +461,7 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     /// the leaf it ends in (lent, as ``BTreeNode/keys`` lends them) with
     /// the rank's place among them; no keys for an empty tree.
     private func descend<Result>(
-        to isBefore: (Key) -> Bool, _ body: (Int, (keys: UnsafeBufferPointer<Key>, index: Int)) -> Result
+        to isBefore: (UnsafePointer<Key>) -> Bool, _ body: (Int, (keys: UnsafeBufferPointer<Key>, index: Int)) -> Result
     ) -> Result {
         guard let root else { return body(0, (UnsafeBufferPointer(start: nil, count: 0), 0)) }
         return withExtendedLifetime(root) {
@@ -453,7 +469,12 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
             var rank = 0
             while true {
                 let (skipped, child) = node._withUnsafeGuaranteedRef { node -> (Int, Unmanaged<Node>?) in
-                    let index = node.keys.partitionIndex(where: { !isBefore($0) })
+                    let keys = node.keys
+                    var index = 0, end = keys.count
+                    while index < end {
+                        let middle = (index + end) / 2
+                        if isBefore(keys.baseAddress! + middle) { index = middle + 1 } else { end = middle }
+                    }
                     guard !node.isLeaf else { return (index, nil) }
                     let children = node.children
                     let next = Swift.max(0, index - 1)

@@ -193,25 +193,39 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// so that a descent asks of each index entry it passes in place,
     /// reading only the fields it compares, without making a key of it.
     func isBelow<Key: FieldedKey>(_ key: Key) -> Bool {
+        withUnsafePointer(to: key) { isBelow($0) }
+    }
+
+    /// ``isBelow(_:)`` of the key at `place`, read there: a descent asks
+    /// it of the entries in their nodes, which a key passed by value would
+    /// copy first (retaining what its fields hold) wherever the closure
+    /// asking is not inlined.
+    func isBelow<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
         for (index, value) in prefix.enumerated() {
-            let field = key.field(index)
+            let field = place.pointee.field(index)
             if field < value { return true }
             if value < field { return false }
         }
-        guard let lower, prefix.count < key.fieldCount else { return false }
-        let value = key.field(prefix.count)
+        guard let lower, prefix.count < place.pointee.fieldCount else { return false }
+        let value = place.pointee.field(prefix.count)
         return value < lower.value || (!lower.inclusive && value == lower.value)
     }
 
     /// Whether `key` comes after the range, asked as ``isBelow(_:)`` is.
     func isAbove<Key: FieldedKey>(_ key: Key) -> Bool {
+        withUnsafePointer(to: key) { isAbove($0) }
+    }
+
+    /// ``isAbove(_:)`` of the key at `place`, read there, as
+    /// ``isBelow(_:)-(UnsafePointer<Key>)`` reads it.
+    func isAbove<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
         for (index, value) in prefix.enumerated() {
-            let field = key.field(index)
+            let field = place.pointee.field(index)
             if value < field { return true }
             if field < value { return false }
         }
-        guard let upper, prefix.count < key.fieldCount else { return false }
-        let value = key.field(prefix.count)
+        guard let upper, prefix.count < place.pointee.fieldCount else { return false }
+        let value = place.pointee.field(prefix.count)
         return upper.value < value || (!upper.inclusive && value == upper.value)
     }
 
