@@ -70,8 +70,10 @@ extension Int: BTreeKey {}
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))
             // The keys around the rank, where the descent's leaf holds them.
             let keys = reference.entries.map(\.key)
-            let before = tree.rankAndNeighbor(of: { $0 < bound }, before: true), at = tree.rankAndNeighbor(of: { $0 < bound }, before: false)
-            #expect(before.rank == reference.index(bound) && at.rank == before.rank)
+            let before = tree.rankAndNeighbor(ofPlace: { $0.pointee < bound }, before: true)
+            let at = tree.rankAndNeighbor(ofPlace: { $0.pointee < bound }, before: false)
+            #expect(before.rank == reference.index(bound))
+            #expect(at.rank == reference.index(bound))
             if let key = before.key { #expect(key == keys[before.rank - 1]) } else if before.rank > 0 { neighborsMissed += 1 }
             if let key = at.key { #expect(key == keys[at.rank]) } else if at.rank < keys.count { neighborsMissed += 1 }
             let probe = Int.random(in: 0..<4000, using: &random)

@@ -438,18 +438,12 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         descend(to: isBefore) { rank, _ in rank }
     }
 
-    /// ``rank(of:)``, with the key just before that rank (`before`) or the
-    /// key at it, when it lies in the leaf the descent ends in (nil
+    /// ``rank(ofPlace:)``, with the key just before that rank (`before`)
+    /// or the key at it, when it lies in the leaf the descent ends in (nil
     /// otherwise, or when there is none): an end of a range, without a
     /// descent of its own. One key, not both: the other, unused, would
     /// still be copied and destroyed whenever the optimizer does not see
     /// that it is unused.
-    func rankAndNeighbor(of isBefore: (Key) -> Bool, before: Bool) -> (rank: Int, key: Key?) {
-        rankAndNeighbor(ofPlace: { isBefore($0.pointee) }, before: before)
-    }
-
-    /// ``rankAndNeighbor(of:before:)``, asking of each key where it lies
-    /// in its node, as ``rank(ofPlace:)`` does.
     func rankAndNeighbor(ofPlace isBefore: (UnsafePointer<Key>) -> Bool, before: Bool) -> (rank: Int, key: Key?) {
         descend(to: isBefore) { rank, leaf in
             let place = before ? leaf.index - 1 : leaf.index
