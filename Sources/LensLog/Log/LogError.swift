@@ -48,6 +48,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file does not start with the log magic: not a LensDB log.
     case badMagic(file: String)
     /// The file was written by a newer LensDB; open it with that version.
+    /// A version field that damage changed is ``badHeader(file:)``
+    /// instead: 0, or a value that a version read here, put back, makes verify.
     case unsupportedVersion(file: String, version: UInt32)
     /// The header names a cipher this version does not know: a newer LensDB wrote it.
     case unsupportedCipher(file: String, cipher: UInt8)
@@ -76,6 +78,16 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// that often; a store gets here only from a snapshot or log whose
     /// header claims LSNs it never had.
     case lsnsExhausted(file: String)
+
+    /// Whether the header verifies but the file is not this reader's to
+    /// read as it is: a newer LensDB's version or cipher, or another key
+    /// than the one given. Recovery never treats such a file as damage.
+    var isNewerOrOtherKey: Bool {
+        switch self {
+        case .unsupportedVersion, .unsupportedCipher, .encryption: true
+        default: false
+        }
+    }
 
     public var description: String {
         switch self {

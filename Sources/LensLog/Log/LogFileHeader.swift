@@ -74,7 +74,12 @@ public struct LogFileHeader: Sendable, Equatable {
         guard bytes.prefix(prefix).elementsEqual(magic.prefix(prefix)) else { throw .badMagic(file: file) }
         guard bytes.count >= 12 else { throw .truncatedHeader(file: file, size: Int64(bytes.count)) }
         let version: UInt32 = bytes.littleEndian(at: 8)
-        guard version <= LogFormat.version, version > 0 else { throw .unsupportedVersion(file: file, version: version) }
+        guard version <= LogFormat.version, version > 0 else {
+            // Damage to the field is a bad header, which salvage reads past;
+            // a newer LensDB's log is never read as damaged.
+            let damaged = HeaderVersion.isDamaged(version, in: bytes, known: 1...LogFormat.version, size: Self.size(ofVersion:))
+            throw damaged ? .badHeader(file: file) : .unsupportedVersion(file: file, version: version)
+        }
         let size = Self.size(ofVersion: version)
         guard bytes.count >= size else { throw .truncatedHeader(file: file, size: Int64(bytes.count)) }
         let stored: UInt32 = bytes.littleEndian(at: size - 4)

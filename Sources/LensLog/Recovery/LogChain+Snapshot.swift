@@ -7,7 +7,10 @@ extension LogChain {
     /// superseded, and falling back to it would skip transactions. Damaged
     /// snapshots are reported (``RecoveryReport/damagedSnapshots``), and
     /// named in the report's `snapshotsToSetAside`: ``recover(listing:loadSnapshot:apply:)``
-    /// sets them aside once the state without them is recovered.
+    /// sets them aside once the state without them is recovered. A
+    /// snapshot a newer LensDB wrote is not damage: its
+    /// ``SnapshotError/unsupportedVersion(file:version:)`` or
+    /// ``SnapshotError/unsupportedCipher(file:cipher:)`` stops the recovery.
     func chooseSnapshot(
         listing: StoreDirectory.Listing, report: inout RecoveryReport, load: (SnapshotFile) throws -> Void
     ) throws -> SnapshotSummary? {
@@ -32,6 +35,10 @@ extension LogChain {
                 report.snapshot = summary
                 return summary
             } catch let error as SnapshotError {
+                // A newer LensDB's snapshot may hold history no file here
+                // has: this LensDB neither sets it aside nor opens without it.
+                if case .unsupportedVersion = error { throw error }
+                if case .unsupportedCipher = error { throw error }
                 report.snapshotsToSetAside.append(candidate.path)
                 report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: nil, problem: error.description))
             }

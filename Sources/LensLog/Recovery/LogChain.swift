@@ -185,10 +185,11 @@ public struct LogChain {
         let reader: LogReader
         do {
             reader = try LogReader(file: file, path: log.path, policy: policy, windowSize: windowSize, cipher: cipher)
-        } catch LogError.encryption(let error) {
-            // A header that verifies and names another key (or none) is not
-            // damage: nothing is cut or set aside for it.
-            throw LogError.encryption(error)
+        } catch let error as LogError where error.isNewerOrOtherKey {
+            // A header that verifies and names another key (or none), or that
+            // a newer LensDB wrote, is not damage: nothing is cut, read past
+            // or removed for it.
+            throw error
         } catch let error as LogError {
             // A log's header becomes durable with its first sync, so a bad
             // header with no record vouching for it is a log cut while new.

@@ -135,6 +135,10 @@ public enum SnapshotItem: Sendable, Equatable {
 public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     case truncated(file: String, size: Int64)
     case badMagic(file: String)
+    /// A newer LensDB wrote the snapshot: recovery never sets it aside or
+    /// reads past it. A version field that damage changed is
+    /// ``badHeader(file:)`` instead: 0, or a value that a version read
+    /// here, put back, makes verify.
     case unsupportedVersion(file: String, version: UInt32)
     case badHeader(file: String)
     /// The header verifies but says the snapshot holds records through an

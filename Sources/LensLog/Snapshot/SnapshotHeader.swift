@@ -59,7 +59,14 @@ public struct SnapshotHeader: Sendable, Equatable {
         }
         guard bytes.count >= 12 else { throw .truncated(file: path, size: Int64(bytes.count)) }
         let version: UInt32 = bytes.littleEndian(at: 8)
-        guard version >= 1, version <= SnapshotFormat.version else { throw .unsupportedVersion(file: path, version: version) }
+        guard version >= 1, version <= SnapshotFormat.version else {
+            // Damage to the field is a bad header; a newer LensDB's snapshot
+            // is never read as damaged.
+            let damaged = bytes.withUnsafeBytes {
+                HeaderVersion.isDamaged(version, in: $0, known: 1...SnapshotFormat.version, size: Self.size(ofVersion:))
+            }
+            throw damaged ? .badHeader(file: path) : .unsupportedVersion(file: path, version: version)
+        }
         let size = Self.size(ofVersion: version)
         guard bytes.count >= size else { throw .truncated(file: path, size: Int64(bytes.count)) }
         guard bytes.littleEndian(at: size - 4, as: UInt32.self) == CRC32C.checksum(Array(bytes[0..<(size - 4)])) else {
@@ -79,5 +86,27 @@ public struct SnapshotHeader: Sendable, Equatable {
         guard cipher != 0 else { return }
         guard let algorithm = CipherAlgorithm(rawValue: cipher) else { throw .unsupportedCipher(file: path, cipher: cipher) }
         encryption = FileEncryption(algorithm: algorithm, keyID: KeyID(rawValue: keyID))
+    }
+
+    /// The header of a damaged snapshot, for salvage: as
+    /// ``init(decoding:path:)``, except that a header whose version field
+    /// alone is damaged is read as the version that, put back, makes it
+    /// verify (``HeaderVersion``).
+    /// - Throws: ``SnapshotError``, as ``init(decoding:path:)``.
+    static func salvaging(_ bytes: [UInt8], path: String) throws(SnapshotError) -> SnapshotHeader {
+        do {
+            return try SnapshotHeader(decoding: bytes, path: path)
+        } catch .badHeader {
+            var head = Array(bytes.prefix(SnapshotFormat.maxHeaderSize))
+            let restored = head.withUnsafeBytes {
+                HeaderVersion.restored(in: $0, known: 1...SnapshotFormat.version, size: Self.size(ofVersion:))
+            }
+            // A header that verifies as it is failed on a reserved field.
+            guard let restored, restored != head.littleEndian(at: HeaderVersion.offset, as: UInt32.self) else {
+                throw .badHeader(file: path)
+            }
+            head.withUnsafeMutableBytes { $0.storeBytes(of: restored.littleEndian, toByteOffset: HeaderVersion.offset, as: UInt32.self) }
+            return try SnapshotHeader(decoding: head, path: path)
+        }
     }
 }

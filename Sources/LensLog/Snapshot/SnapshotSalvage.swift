@@ -25,15 +25,16 @@ extension SnapshotFile {
     /// Reads every chunk of a damaged snapshot that still verifies; the
     /// per-chunk checksums keep one bad sector from losing the rest.
     ///
-    /// The header must verify (it says which LSN the state is as of); the
-    /// trailer need not. After a bad chunk, the next one is found by trying
+    /// The header must verify (it says which LSN the state is as of), or
+    /// verify once the version it was written with is put back in a
+    /// damaged version field; the trailer need not. After a bad chunk, the next one is found by trying
     /// each offset for a chunk header whose checksum verifies. In an
     /// encrypted snapshot a chunk must also authenticate, at the index its
     /// nonce names (damage hides how many chunks came before it).
     /// - Throws: ``SnapshotError`` when the header does not verify;
     ///   ``EncryptionError`` when `cipher` does not fit it.
     public static func salvage(bytes: [UInt8], path: String, cipher: (any PayloadCipher)? = nil) throws -> SalvagedSnapshot {
-        let header = try SnapshotHeader(decoding: bytes, path: path)
+        let header = try SnapshotHeader.salvaging(bytes, path: path)
         try EncryptionError.check(header.encryption, against: cipher, file: path)
         let version = header.version
         var salvaged = SalvagedSnapshot(generation: header.generation, lastLSN: header.lastLSN)
