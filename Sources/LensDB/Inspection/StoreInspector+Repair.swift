@@ -202,8 +202,7 @@ extension StoreInspector {
                     salvaged = try SnapshotFile.salvage(bytes: read(candidate), path: candidate, cipher: key)
                 } catch let error as SnapshotError {
                     // A newer LensDB reads it: its history is not for this one to drop.
-                    if case .unsupportedVersion = error { throw error }
-                    if case .unsupportedCipher = error { throw error }
+                    if error.isNewer { throw error }
                     unreadable.append("\(candidate): \(stripping(candidate, from: error.description))")
                     continue
                 } catch let error as EncryptionError {

@@ -96,7 +96,7 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .badMagic(file):
             "\(file): not a LensDB log (bad magic)"
         case let .unsupportedVersion(file, version):
-            "\(file): log format version \(version) is newer than this LensDB reads (\(LogFormat.version)); use a newer LensDB"
+            "\(file): log format version \(version) is newer than this LensDB reads (\(LogFormat.version)); use a newer LensDB. If no newer LensDB has written to this store, the header is damaged past what repair reads: restore the store from a backup"
         case let .unsupportedCipher(file, cipher):
             "\(file): encrypted with cipher \(cipher), which this LensDB does not know; use a newer LensDB"
         case let .encryption(error):

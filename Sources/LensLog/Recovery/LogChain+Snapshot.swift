@@ -8,9 +8,10 @@ extension LogChain {
     /// snapshots are reported (``RecoveryReport/damagedSnapshots``), and
     /// named in the report's `snapshotsToSetAside`: ``recover(listing:loadSnapshot:apply:)``
     /// sets them aside once the state without them is recovered. A
-    /// snapshot a newer LensDB wrote is not damage: its
-    /// ``SnapshotError/unsupportedVersion(file:version:)`` or
-    /// ``SnapshotError/unsupportedCipher(file:cipher:)`` stops the recovery.
+    /// snapshot a newer LensDB wrote is not damage: never set aside, it
+    /// stops the recovery with its ``SnapshotError/unsupportedVersion(file:version:)``
+    /// or ``SnapshotError/unsupportedCipher(file:cipher:)`` when its log
+    /// is there, which puts it in effect.
     func chooseSnapshot(
         listing: StoreDirectory.Listing, report: inout RecoveryReport, load: (SnapshotFile) throws -> Void
     ) throws -> SnapshotSummary? {
@@ -34,11 +35,18 @@ extension LogChain {
                     path: candidate.path, generation: snapshot.generation, lastLSN: snapshot.lastLSN, size: snapshot.size)
                 report.snapshot = summary
                 return summary
+            } catch let error as SnapshotError where error.isNewer {
+                // A newer LensDB's snapshot is never set aside. In effect (its
+                // log is there), it may hold history no file here has: this
+                // LensDB does not open without it. Its log gone, it is not in
+                // effect, as a valid snapshot of this version would not be.
+                guard listing.logs.contains(where: { $0.generation == candidate.generation }) else {
+                    report.damagedSnapshots.append(DamagedFile(
+                        path: candidate.path, movedTo: nil, problem: "\(error.description); its log is gone, so it is not in effect"))
+                    continue
+                }
+                throw error
             } catch let error as SnapshotError {
-                // A newer LensDB's snapshot may hold history no file here
-                // has: this LensDB neither sets it aside nor opens without it.
-                if case .unsupportedVersion = error { throw error }
-                if case .unsupportedCipher = error { throw error }
                 report.snapshotsToSetAside.append(candidate.path)
                 report.damagedSnapshots.append(DamagedFile(path: candidate.path, movedTo: nil, problem: error.description))
             }

@@ -162,12 +162,21 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     /// declared, or an encoding this version does not know.
     case malformedItem(file: String, reason: String)
 
+    /// Whether a newer LensDB wrote the file: its version or its cipher is
+    /// one this reader does not know. Never damage.
+    public var isNewer: Bool {
+        switch self {
+        case .unsupportedVersion, .unsupportedCipher: true
+        default: false
+        }
+    }
+
     public var description: String {
         switch self {
         case let .truncated(file, size): "\(file): snapshot cut short at \(size) bytes"
         case let .badMagic(file): "\(file): not a LensDB snapshot (bad magic)"
         case let .unsupportedVersion(file, version):
-            "\(file): snapshot format version \(version) is newer than this LensDB reads (\(SnapshotFormat.version)); use a newer LensDB"
+            "\(file): snapshot format version \(version) is newer than this LensDB reads (\(SnapshotFormat.version)); use a newer LensDB. If no newer LensDB has written to this store, the header is damaged past what repair reads: restore the store from a backup"
         case let .badHeader(file): "\(file): the snapshot header fails its checksum"
         case let .lastLSNOutOfRange(file, lastLSN):
             "\(file): the snapshot header says it holds every record through LSN \(lastLSN), past the last LSN a record can carry (\(LogFormat.maxLSN)); the header is damaged. An open uses an older snapshot, or the logs from LSN 1, when they hold its history; when neither does, restore the store from a backup"

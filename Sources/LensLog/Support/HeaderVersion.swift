@@ -15,6 +15,11 @@ enum HeaderVersion {
     /// Where the version field lies in both headers.
     static let offset = 8
 
+    /// The largest version any LensDB writes, frozen by the format
+    /// articles: versions grow by one a format change, so a larger value
+    /// is damage, whatever else the header holds.
+    static let largest: UInt32 = 255
+
     /// The known version that, written over the version field of `bytes`,
     /// makes the header of `size(version)` bytes verify; nil when none does.
     /// - Parameters:
@@ -32,12 +37,14 @@ enum HeaderVersion {
     }
 
     /// Whether the version field of `bytes`, which this reader does not
-    /// read, is damage rather than a newer LensDB's: 0, which no LensDB
-    /// writes, or a value that a known version put back in its place makes
-    /// verify.
+    /// read, is damage rather than a newer LensDB's: 0 or above
+    /// ``largest``, which no LensDB writes, or a value that a known version
+    /// put back in its place makes verify. Any other value may be a newer
+    /// format's, which is never read as damage, even when damage beyond
+    /// the field is what made it.
     static func isDamaged(
         _ version: UInt32, in bytes: UnsafeRawBufferPointer, known: ClosedRange<UInt32>, size: (UInt32) -> Int
     ) -> Bool {
-        version == 0 || restored(in: bytes, known: known, size: size) != nil
+        version == 0 || version > largest || restored(in: bytes, known: known, size: size) != nil
     }
 }

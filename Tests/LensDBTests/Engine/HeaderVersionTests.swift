@@ -51,19 +51,22 @@ import Testing
         try Data(bytes).write(to: URL(fileURLWithPath: file))
     }
 
-    func flip(bit: Int, ofVersionIn file: String) throws {
+    /// Flips each of `bits`, counted from the version field's first.
+    func flip(bits: [Int], ofVersionIn file: String) throws {
         var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        bytes[8 + bit / 8] ^= 1 << (bit % 8)
+        for bit in bits { bytes[8 + bit / 8] ^= 1 << (bit % 8) }
         try Data(bytes).write(to: URL(fileURLWithPath: file))
     }
 
-    @Test(arguments: [0, 3, 14, 31])
-    func aLogWhoseVersionFieldIsDamagedIsABadHeaderThatRepairReadsPast(bit: Int) throws {
+    /// A version field with one bit flipped (3 becomes 7, 0x4003, 0x80000003),
+    /// and one whose damage runs on into the reserved field after it.
+    @Test(arguments: [[2], [14], [31], [31, 32]])
+    func aLogWhoseVersionFieldIsDamagedIsABadHeaderThatRepairReadsPast(bits: [Int]) throws {
         let temporary = try TemporaryDirectory("version")
         defer { temporary.remove() }
         let path = try store(in: temporary, compacted: false)
         let log = try #require(files(of: path).logs.last).path
-        try flip(bit: bit, ofVersionIn: log)
+        try flip(bits: bits, ofVersionIn: log)
         let damaged = try contents(of: path)
 
         let error = #expect(throws: LogError.badHeader(file: log)) { try Store(at: path) }
@@ -85,7 +88,7 @@ import Testing
         defer { temporary.remove() }
         let path = try store(in: temporary, compacted: true)
         let snapshot = try #require(files(of: path).snapshots.last).path
-        try flip(bit: bit, ofVersionIn: snapshot)
+        try flip(bits: [bit], ofVersionIn: snapshot)
 
         let error = #expect(throws: RecoveryError.self) { try Store(at: path) }
         let text = error.map { "\($0)" } ?? ""
@@ -154,5 +157,26 @@ import Testing
         #expect(throws: newer) { try Store(at: path, options: StoreOptions(recovery: .salvage)) }
         #expect(throws: newer) { try StoreInspector(path: path).repair(to: temporary.path + "/repaired.lensdb") }
         #expect(try contents(of: path) == before)
+    }
+
+    /// A newer LensDB's compaction cut short before its log was made: its
+    /// snapshot is not in effect, and the store opens from the one before,
+    /// leaving it where it is.
+    @Test func aNewerSnapshotWithoutItsLogIsPassedOver() throws {
+        let temporary = try TemporaryDirectory("version")
+        defer { temporary.remove() }
+        let path = try store(in: temporary, compacted: true)
+        let snapshot = try #require(files(of: path).snapshots.last)
+        let newerPath = StoreDirectory(path: path, fileSystem: POSIXFileSystem()).snapshotPath(generation: snapshot.generation + 1)
+        try FileManager.default.copyItem(atPath: snapshot.path, toPath: newerPath)
+        try setVersion(SnapshotFormat.version + 5, of: newerPath, checksum: true)
+        let newerBytes = try Data(contentsOf: URL(fileURLWithPath: newerPath))
+
+        let store = try Store(at: path)
+        #expect(store.current.count(in: "t") == 11)
+        #expect(store.openStatistics.recovery.damagedSnapshots.map(\.path) == [newerPath])
+        #expect(store.openStatistics.recovery.damagedSnapshots.first?.movedTo == nil)
+        store.close()
+        #expect(try Data(contentsOf: URL(fileURLWithPath: newerPath)) == newerBytes)
     }
 }

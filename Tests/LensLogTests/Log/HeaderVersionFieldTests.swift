@@ -64,10 +64,17 @@ import Testing
             let longer = Array(bytes[0..<32]) + [UInt8](repeating: 0xab, count: 12)
             #expect(throws: error) { try logHeader(with(newer, in: bytes, checksumOver: bytes.count)) }
             #expect(throws: error) { try logHeader(with(newer, in: longer, checksumOver: 44)) }
-            // A header of another length: no known version makes it verify.
+            // A header of another layout, or damage beyond the field that
+            // leaves a version a newer LensDB could write: no known version
+            // makes it verify, and the two cannot be told apart.
             var other = with(newer, in: bytes)
             other[20] ^= 1
             #expect(throws: error) { try logHeader(other) }
+            #expect(throws: LogError.unsupportedVersion(file: "l", version: 255)) { try logHeader(with(255, in: other)) }
+            // Above 255, no LensDB writes: damage, whatever else it hit.
+            for version: UInt32 in [256, 0x4003, 0x8000_0003, .max] {
+                #expect(throws: LogError.badHeader(file: "l"), "\(version)") { try logHeader(with(version, in: other)) }
+            }
         }
         for header in Self.snapshotHeaders {
             let bytes = header.encoded(), newer = SnapshotFormat.version + 1
@@ -82,7 +89,7 @@ import Testing
             var bytes = header.encoded()
             bytes[9] ^= 0x40
             bytes[17] ^= 1
-            #expect(throws: SnapshotError.self) { try SnapshotHeader.salvaging(bytes, path: "s") }
+            #expect(throws: SnapshotError.badHeader(file: "s")) { try SnapshotHeader.salvaging(bytes, path: "s") }
             // A reserved byte set, the checksum made for it: no version put back changes that.
             var reserved = header.encoded()
             reserved[13] = 1
