@@ -48,8 +48,18 @@ extension Store {
     ///   finds its order stored: an index change is sorted once, not at
     ///   every open (for tables of 10,000 entities or more, in a store that
     ///   compacts on its own).
+    @inlinable
     public func table<T: Entity>(
         _ type: T.Type, named name: String, indexes: [Index<T>] = [], onUndecodable: UndecodablePolicy = .fail
+    ) throws -> Table<T> {
+        // The rows are made by code compiled here, for `T`.
+        try table(type, named: name, indexes: indexes, onUndecodable: onUndecodable, makingRows: RowBox<T>.maker)
+    }
+
+    /// ``table(_:named:indexes:onUndecodable:)``, its rows decoded by `makeRow`.
+    @usableFromInline
+    func table<T: Entity>(
+        _ type: T.Type, named name: String, indexes: [Index<T>], onUndecodable: UndecodablePolicy, makingRows makeRow: @escaping RowMaker
     ) throws -> Table<T> {
         var storesNewOrders = false
         defer { if storesNewOrders { compactInBackground() } }
@@ -75,7 +85,8 @@ extension Store {
             }
             try waitForInFlightCommits(side)
             let storedOrders = side.head.indexOrders[name]?.count ?? 0
-            let storage = try TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable).load(from: side.head)
+            let loader = TableLoader<T>(name: name, indexes: indexes, policy: onUndecodable, makeRow: makeRow)
+            let storage = try loader.load(from: side.head)
             storesNewOrders = Self.storesNewIndexOrders(storage, storedOrders: storedOrders)
             side.head.typed[name] = storage
             side.head.tables[name] = nil
@@ -123,6 +134,10 @@ struct TableLoader<T: Entity> {
     let name: String
     let indexes: [Index<T>]
     let policy: UndecodablePolicy
+    /// Decodes an entity into its row, compiled in the program's module
+    /// for `T` (``RowBox/maker``): code generic over `T` here would ask the
+    /// runtime for `RowBox<T>`'s metadata and `T.ID`'s at every row.
+    var makeRow: RowMaker = RowBox<T>.maker
     /// The fewest entries worth a thread of their own: a table this large
     /// decodes on several threads, and builds its indexes on several.
     var entriesPerThread = Parallel.itemsPerThread
@@ -251,22 +266,21 @@ struct TableLoader<T: Entity> {
     /// Decodes the entries at `range`. Safe on several threads at once:
     /// it reads its arguments and writes only what it returns.
     private func decode(_ entries: StoredEntries, _ range: Range<Int>, schema: TableSchema, lsn: UInt64) -> DecodedRun {
-        let decoder = ValueDecoder(), state = DecodingState()
+        let state = DecodingState()
         var run = DecodedRun(rows: DecodedRows(capacity: range.count))
         run.ids.reserveCapacity(range.count)
-        // The row is made in the closure: a tuple holding the entity,
-        // returned, would look up its generic metadata for each entry.
         entries.forEach(in: range) { position, key, value in
             do {
-                let entity = try decoder.decode(T.self, from: value, in: state)
-                let id = try identifierValue(entity.id)
+                let encoding = EncodingSummary(value)
+                let row = try makeRow(value, state, lsn, encoding)
+                let id = row.id
                 guard schema.isKey(key, of: id) else {
+                    let entity = unsafeDowncast(row, to: RowBox<T>.self).value
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }
-                let encoding = EncodingSummary(value)
                 if run.ascending, let last = run.ids.last, !(last < id) { run.ascending = false }
                 run.ids.append(id)
-                run.rows.append(RowBox(entity, id: id, lsn: lsn, encoding: encoding))
+                run.rows.append(row)
                 run.encodedBytes += Int(encoding.count)
             } catch {
                 run.failures.append((position, error))

@@ -75,7 +75,25 @@ final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
         self.value = value
         super.init(id: id, lsn: lsn, encoding: encoding)
     }
+
+    /// Decodes a stored entity of type `T` into its row. Inlined where `T`
+    /// is known, it reads the identifier and allocates the box without
+    /// asking the runtime for `T.ID`'s or `RowBox<T>`'s metadata.
+    @inlinable static var maker: RowMaker {
+        { value, state, lsn, encoding in
+            let entity = try ValueDecoder().decode(T.self, from: value, in: state)
+            return RowBox(entity, id: try identifierValue(entity.id), lsn: lsn, encoding: encoding)
+        }
+    }
 }
+
+/// Decodes the value-format bytes of one stored entity into its row, as of
+/// `lsn`, with `encoding` the summary of those bytes (``RowBox/maker``).
+/// Runs on several threads at once, each with a `DecodingState` of its own.
+@usableFromInline
+typealias RowMaker = @Sendable (
+    _ value: UnsafeRawBufferPointer, _ state: DecodingState, _ lsn: UInt64, _ encoding: EncodingSummary
+) throws -> RowObject
 
 /// What a table's storage needs to know of its entity type, as functions:
 /// the storage itself is not generic, so its trees are compiled once, for

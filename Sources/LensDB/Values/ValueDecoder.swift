@@ -43,6 +43,7 @@ public struct ValueDecoder: Sendable {
     }
 
     /// ``decode(_:from:in:)-([UInt8])`` from bytes lent in place.
+    @usableFromInline
     func decode<T: Decodable>(_ type: T.Type, from bytes: UnsafeRawBufferPointer, in state: DecodingState) throws -> T {
         state.begin(ValueReader(bytes))
         var offset = 0
@@ -60,6 +61,7 @@ public struct ValueDecoder: Sendable {
 /// on one thread; ``begin(_:)`` starts the next. A decoder or container
 /// that a type keeps past its own `init(from:)` is invalid, as with any
 /// decoder: with a state used again, it would read the next value's bytes.
+@usableFromInline
 final class DecodingState {
     /// Where the next key of the map at one level is expected: fields are
     /// usually read in the order they were written, so a lookup first tries
