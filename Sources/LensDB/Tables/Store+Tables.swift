@@ -59,7 +59,7 @@ extension Store {
     /// ``table(_:named:indexes:onUndecodable:)``, its rows decoded by `makeRow`.
     @usableFromInline
     func table<T: Entity>(
-        _ type: T.Type, named name: String, indexes: [Index<T>], onUndecodable: UndecodablePolicy, makingRows makeRow: @escaping RowMaker
+        _ type: T.Type, named name: String, indexes: [Index<T>], onUndecodable: UndecodablePolicy, makingRows makeRow: RowMaker<T>
     ) throws -> Table<T> {
         var storesNewOrders = false
         defer { if storesNewOrders { compactInBackground() } }
@@ -134,10 +134,12 @@ struct TableLoader<T: Entity> {
     let name: String
     let indexes: [Index<T>]
     let policy: UndecodablePolicy
-    /// Decodes an entity into its row, compiled in the program's module
-    /// for `T` (``RowBox/maker``): code generic over `T` here would ask the
-    /// runtime for `RowBox<T>`'s metadata and `T.ID`'s at every row.
-    var makeRow: RowMaker = RowBox<T>.maker
+    /// Decodes an entity into its row. The store passes ``RowBox/maker``
+    /// as compiled in the program's module for `T` (in an optimized build):
+    /// code generic over `T` here would ask the runtime for `RowBox<T>`'s
+    /// metadata and `T.ID`'s at every row. The default, compiled here, is
+    /// for tests.
+    var makeRow: RowMaker<T> = RowBox<T>.maker
     /// The fewest entries worth a thread of their own: a table this large
     /// decodes on several threads, and builds its indexes on several.
     var entriesPerThread = Parallel.itemsPerThread
@@ -266,15 +268,16 @@ struct TableLoader<T: Entity> {
     /// Decodes the entries at `range`. Safe on several threads at once:
     /// it reads its arguments and writes only what it returns.
     private func decode(_ entries: StoredEntries, _ range: Range<Int>, schema: TableSchema, lsn: UInt64) -> DecodedRun {
-        let state = DecodingState()
+        let state = DecodingState(), make = makeRow.make
         var run = DecodedRun(rows: DecodedRows(capacity: range.count))
         run.ids.reserveCapacity(range.count)
         entries.forEach(in: range) { position, key, value in
             do {
                 let encoding = EncodingSummary(value)
-                let row = try makeRow(value, state, lsn, encoding)
+                let row = try make(value, state, lsn, encoding)
                 let id = row.id
                 guard schema.isKey(key, of: id) else {
+                    // A RowMaker<T> makes a RowBox<T>.
                     let entity = unsafeDowncast(row, to: RowBox<T>.self).value
                     throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "stored under a key that is not its identifier \(entity.id)"))
                 }

@@ -71,7 +71,9 @@ struct EncodingSummary: Sendable {
 final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
     @usableFromInline let value: T
 
-    @usableFromInline init(_ value: T, id: IndexValue, lsn: UInt64, encoding: EncodingSummary = .unknown) {
+    /// Inlined where `T` is known, `value` moves into the box instead of
+    /// being copied (a retain of each of its strings).
+    @inlinable init(_ value: consuming T, id: IndexValue, lsn: UInt64, encoding: EncodingSummary = .unknown) {
         self.value = value
         super.init(id: id, lsn: lsn, encoding: encoding)
     }
@@ -79,21 +81,36 @@ final class RowBox<T: Entity>: RowObject, @unchecked Sendable {
     /// Decodes a stored entity of type `T` into its row. Inlined where `T`
     /// is known, it reads the identifier and allocates the box without
     /// asking the runtime for `T.ID`'s or `RowBox<T>`'s metadata.
-    @inlinable static var maker: RowMaker {
-        { value, state, lsn, encoding in
+    @inlinable static var maker: RowMaker<T> {
+        RowMaker { value, state, lsn, encoding in
             let entity = try ValueDecoder().decode(T.self, from: value, in: state)
-            return RowBox(entity, id: try identifierValue(entity.id), lsn: lsn, encoding: encoding)
+            // The identifier first, so that the entity moves into its box
+            // rather than being copied (a retain of each of its strings).
+            let id = try identifierValue(entity.id)
+            return RowBox(entity, id: id, lsn: lsn, encoding: encoding)
         }
     }
 }
 
-/// Decodes the value-format bytes of one stored entity into its row, as of
-/// `lsn`, with `encoding` the summary of those bytes (``RowBox/maker``).
-/// Runs on several threads at once, each with a `DecodingState` of its own.
+/// Decodes the value-format bytes of one stored entity into its row, a
+/// `RowBox<T>`, as of `lsn`, with `encoding` the summary of those bytes
+/// (``RowBox/maker``). Runs on several threads at once, each with a
+/// `DecodingState` of its own.
+///
+/// `make` gives the row as a `RowObject`: as a `RowBox<T>`, called where
+/// `T` is not known, each row costs a retain and a release more.
 @usableFromInline
-typealias RowMaker = @Sendable (
-    _ value: UnsafeRawBufferPointer, _ state: DecodingState, _ lsn: UInt64, _ encoding: EncodingSummary
-) throws -> RowObject
+struct RowMaker<T: Entity>: Sendable {
+    @usableFromInline let make: @Sendable (
+        _ value: UnsafeRawBufferPointer, _ state: DecodingState, _ lsn: UInt64, _ encoding: EncodingSummary
+    ) throws -> RowObject
+
+    @inlinable init(
+        _ make: @escaping @Sendable (UnsafeRawBufferPointer, DecodingState, UInt64, EncodingSummary) throws -> RowObject
+    ) {
+        self.make = make
+    }
+}
 
 /// What a table's storage needs to know of its entity type, as functions:
 /// the storage itself is not generic, so its trees are compiled once, for
