@@ -60,6 +60,19 @@ import Testing
 
     /// A version field with one bit flipped (3 becomes 7, 0x4003, 0x80000003),
     /// and one whose damage runs on into the reserved field after it.
+    /// Repairs the store at `path` beside it and checks that the repaired
+    /// store holds all `count` entries, entries 0 and 9 as written.
+    func expectRepairKeepsEveryEntry(of path: String, in temporary: TemporaryDirectory, count: Int) throws {
+        let output = temporary.path + "/repaired.lensdb"
+        let report = try StoreInspector(path: path).repair(to: output)
+        #expect(report.lost.isEmpty)
+        let repaired = try Store(at: output)
+        defer { repaired.close() }
+        #expect(repaired.current.count(in: "t") == count)
+        #expect(try repaired.current.value(in: "t", key: Array("0".utf8))?.bytes() == Array("value 0".utf8))
+        #expect(try repaired.current.value(in: "t", key: Array("9".utf8))?.bytes() == Array("value 9".utf8))
+    }
+
     @Test(arguments: [[2], [14], [31], [31, 32]])
     func aLogWhoseVersionFieldIsDamagedIsABadHeaderThatRepairReadsPast(bits: [Int]) throws {
         let temporary = try TemporaryDirectory("version")
@@ -73,13 +86,7 @@ import Testing
         #expect(error.map { "\($0)" }?.contains("logtool repair") == true, "\(String(describing: error))")
         #expect(try contents(of: path) == damaged, "a failed open changes no file")
 
-        let output = temporary.path + "/repaired.lensdb"
-        let report = try StoreInspector(path: path).repair(to: output)
-        #expect(report.lost.isEmpty)
-        let repaired = try Store(at: output)
-        defer { repaired.close() }
-        #expect(repaired.current.count(in: "t") == 10)
-        #expect(try repaired.current.value(in: "t", key: Array("9".utf8))?.bytes() == Array("value 9".utf8))
+        try expectRepairKeepsEveryEntry(of: path, in: temporary, count: 10)
     }
 
     @Test(arguments: [1, 6, 30])
@@ -97,13 +104,7 @@ import Testing
         #expect(text.contains("logtool repair"), "\(text)")
 
         // Its version put back, the header verifies: every chunk is read.
-        let output = temporary.path + "/repaired.lensdb"
-        let report = try StoreInspector(path: path).repair(to: output)
-        #expect(report.lost.isEmpty)
-        let repaired = try Store(at: output)
-        defer { repaired.close() }
-        #expect(repaired.current.count(in: "t") == 11)
-        #expect(try repaired.current.value(in: "t", key: Array("0".utf8))?.bytes() == Array("value 0".utf8))
+        try expectRepairKeepsEveryEntry(of: path, in: temporary, count: 11)
     }
 
     @Test func aNewerLogStopsEveryOpenAndRepairAndStaysAsItIs() throws {
