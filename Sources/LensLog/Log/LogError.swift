@@ -49,7 +49,8 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     case badMagic(file: String)
     /// The file was written by a newer LensDB; open it with that version.
     /// A version field that damage changed is ``badHeader(file:)``
-    /// instead: 0, or a value that a version read here, put back, makes verify.
+    /// instead: 0, above 255, or a value that a version read here, put
+    /// back, makes verify.
     case unsupportedVersion(file: String, version: UInt32)
     /// The header names a cipher this version does not know: a newer LensDB wrote it.
     case unsupportedCipher(file: String, cipher: UInt8)

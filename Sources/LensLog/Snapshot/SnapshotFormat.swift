@@ -137,8 +137,8 @@ public enum SnapshotError: Error, Sendable, Equatable, CustomStringConvertible {
     case badMagic(file: String)
     /// A newer LensDB wrote the snapshot: recovery never sets it aside or
     /// reads past it. A version field that damage changed is
-    /// ``badHeader(file:)`` instead: 0, or a value that a version read
-    /// here, put back, makes verify.
+    /// ``badHeader(file:)`` instead: 0, above 255, or a value that a
+    /// version read here, put back, makes verify.
     case unsupportedVersion(file: String, version: UInt32)
     case badHeader(file: String)
     /// The header verifies but says the snapshot holds records through an

@@ -27,8 +27,9 @@ extension SnapshotFile {
     ///
     /// The header must verify (it says which LSN the state is as of), or
     /// verify once the version it was written with is put back in a
-    /// damaged version field; the trailer need not. After a bad chunk, the next one is found by trying
-    /// each offset for a chunk header whose checksum verifies. In an
+    /// damaged version field; the trailer need not. After a bad chunk, the
+    /// next one is found by trying each offset for a chunk header whose
+    /// checksum verifies. In an
     /// encrypted snapshot a chunk must also authenticate, at the index its
     /// nonce names (damage hides how many chunks came before it).
     /// - Throws: ``SnapshotError`` when the header does not verify;
