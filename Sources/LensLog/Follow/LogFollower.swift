@@ -147,7 +147,10 @@ public struct LogFollower {
     /// records proven durable since, in LSN order, each once.
     /// - Throws: ``FollowError`` (fell behind a compaction, corruption, a
     ///   record handed on that the store no longer holds), ``StorageError``,
-    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)``.
+    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)``, and
+    ///   ``LogError/unsupportedVersion(file:version:)`` or
+    ///   ``LogError/unsupportedCipher(file:cipher:)`` once the chain goes on
+    ///   only in a log a newer LensDB wrote.
     public mutating func poll() throws -> [FollowedRecord] {
         polls += 1
         let listing = try directory.list()
@@ -195,7 +198,7 @@ public struct LogFollower {
                 for record in records { try accept(record, from: tail.path) }
                 if case .cutBack(let size) = tail.stop { try cutBack(to: size) }
             }
-            guard let next = continuation() else { return }
+            guard let next = try continuation() else { return }
             switchTo(next)
         }
     }
@@ -206,7 +209,11 @@ public struct LogFollower {
     /// its first LSN (then it is superseded entirely: the open that wrote
     /// records again after a crash starts a log so). The rules are open's
     /// (`LogChain`, the log format article, "Logs written again").
-    mutating func continuation() -> Int? {
+    /// - Throws: the ``LogError/unsupportedVersion(file:version:)`` or
+    ///   ``LogError/unsupportedCipher(file:cipher:)`` of a later log a
+    ///   newer LensDB wrote, when no log this one reads continues the
+    ///   chain: the records go on where this LensDB cannot follow.
+    mutating func continuation() throws -> Int? {
         let position = current.map { $0.nextLSN } ?? expectedLSN
         let known = later.indices.filter { later[$0].readHeader() }
         for index in known {
@@ -216,6 +223,7 @@ public struct LogFollower {
             }
             if !superseded { return index }
         }
+        if let newer = later.lazy.compactMap(\.newerFormat).first { throw newer }
         return nil
     }
 

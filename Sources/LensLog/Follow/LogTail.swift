@@ -55,6 +55,10 @@ struct LogTail {
     /// Set when the header names an encryption `cipher` does not fit:
     /// ``read()`` throws it, and the file is never read past its header.
     private(set) var keyProblem: EncryptionError?
+    /// Set when the header is a newer LensDB's (a version or cipher this
+    /// reader does not know): the file is never read, and a follower with
+    /// nothing else to go on stops with it (``LogFollower/continuation()``).
+    private(set) var newerFormat: LogError?
 
     /// How many bytes beyond the last record a read looks at when it does not
     /// know how long the next frame is.
@@ -73,9 +77,16 @@ struct LogTail {
         // A header that cannot be read or does not verify is not written yet
         // (or never will be: a log cut while new); the chain ignores the log
         // until it verifies.
-        guard let bytes = try? file.read(at: 0, count: LogFormat.maxFileHeaderSize),
-              let decoded = try? bytes.withUnsafeBytes({ try LogFileHeader(decoding: $0, file: path) })
-        else { return false }
+        guard let bytes = try? file.read(at: 0, count: LogFormat.maxFileHeaderSize) else { return false }
+        let decoded: LogFileHeader
+        do {
+            decoded = try bytes.withUnsafeBytes { try LogFileHeader(decoding: $0, file: path) }
+        } catch {
+            // A header being written is never a newer one: its version is
+            // this LensDB's or, not yet there, 0.
+            if let error = error as? LogError, error.isNewer { newerFormat = error }
+            return false
+        }
         header = decoded
         nextLSN = decoded.firstLSN
         offset = Int64(decoded.size)

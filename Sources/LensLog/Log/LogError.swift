@@ -80,14 +80,21 @@ public enum LogError: Error, Sendable, Equatable, CustomStringConvertible {
     /// header claims LSNs it never had.
     case lsnsExhausted(file: String)
 
+    /// Whether a newer LensDB wrote the file: its version or its cipher is
+    /// one this reader does not know. Never damage.
+    var isNewer: Bool {
+        switch self {
+        case .unsupportedVersion, .unsupportedCipher: true
+        default: false
+        }
+    }
+
     /// Whether the header verifies but the file is not this reader's to
     /// read as it is: a newer LensDB's version or cipher, or another key
     /// than the one given. Recovery never treats such a file as damage.
     var isNewerOrOtherKey: Bool {
-        switch self {
-        case .unsupportedVersion, .unsupportedCipher, .encryption: true
-        default: false
-        }
+        if case .encryption = self { return true }
+        return isNewer
     }
 
     public var description: String {

@@ -124,3 +124,51 @@ import Testing
         #expect(handed == [1], "record 2 is not proven, record 3 torn: the writer's next open decides")
     }
 }
+
+/// A log a newer LensDB wrote is not one the follower waits on forever.
+@Suite struct LogFollowerNewerLogTests {
+    /// Log 2 as a newer LensDB writes it: the header of a version this
+    /// LensDB does not read, its own checksum made for it, then records.
+    func plantNewerLog(_ store: FollowedStore, version: UInt32) {
+        var bytes = LogFileHeader(generation: 2, firstLSN: 3).encoded()
+        bytes.replaceSubrange(8..<12, with: withUnsafeBytes(of: version.littleEndian, Array.init))
+        let length = LogFormat.fileHeaderSize
+        bytes.replaceSubrange((length - 4)..<length, with: withUnsafeBytes(of: CRC32C.checksum(Array(bytes[0..<(length - 4)])).littleEndian, Array.init))
+        store.plant(bytes + [UInt8](repeating: 0x5a, count: 100), generation: 2)
+    }
+
+    @Test func theChainGoingOnInANewerLogStopsTheFollower() throws {
+        let store = try FollowedStore()
+        let writer = try store.writer()
+        var follower = try store.follower()
+        defer { follower.close() }
+        for payload in ["one", "two"] { try writer.append(Array(payload.utf8), durability: .full) }
+        writer.close()
+        #expect(try follower.poll().lsns == [1])
+        #expect(try follower.poll().lsns == [2])
+        plantNewerLog(store, version: LogFormat.version + 1)
+        #expect(throws: LogError.unsupportedVersion(file: store.logPath(2), version: LogFormat.version + 1)) { try follower.poll() }
+    }
+
+    @Test func aNewerLogIsNoObstacleWhileALogThisLensDBReadsContinuesTheChain() throws {
+        let store = try FollowedStore()
+        let writer = try store.writer()
+        var follower = try store.follower()
+        defer { follower.close() }
+        for payload in ["one", "two"] { try writer.append(Array(payload.utf8), durability: .full) }
+        writer.close()
+        #expect(try follower.poll().lsns == [1])
+        plantNewerLog(store, version: LogFormat.version + 1)
+        // Log 3, which this LensDB reads, starts where log 1 ends: it continues the chain.
+        var options = LogWriterOptions()
+        options.backgroundSyncInterval = nil
+        let third = try LogWriter.create(fileSystem: store.fileSystem, path: store.logPath(3), generation: 3, firstLSN: 3, options: options)
+        defer { third.close() }
+        try third.append(Array("three".utf8), durability: .full)
+        try third.append(Array("four".utf8), durability: .full)
+        var handed: [UInt64] = []
+        for _ in 0..<4 { handed += try follower.poll().lsns }
+        // 4 waits for a proof; 3 is log 3's, read past the newer log 2.
+        #expect(handed.prefix(2) == [2, 3])
+    }
+}
