@@ -42,7 +42,10 @@ extension StoreInspector {
     ///   `FollowError.compactedAway` when `from` is
     ///   already in a snapshot, or when a log was created and compacted away between two looks;
     ///   `FollowError` for corruption or a transaction passed on that the
-    ///   store lost; `StorageError`, `RecoveryError`; or what `body` throws.
+    ///   store lost; `LogError.unsupportedVersion` or `.unsupportedCipher`
+    ///   once every transaction read is passed on and the store goes on in
+    ///   a log a newer LensDB wrote; `StorageError`, `RecoveryError`; or
+    ///   what `body` throws.
     public func follow(
         from: UInt64? = nil, until: UInt64 = .max, table: String? = nil, interval: Duration = .milliseconds(100),
         shouldStop: () -> Bool = { false }, _ body: (DumpedTransaction) throws -> Void

@@ -147,10 +147,11 @@ public struct LogFollower {
     /// records proven durable since, in LSN order, each once.
     /// - Throws: ``FollowError`` (fell behind a compaction, corruption, a
     ///   record handed on that the store no longer holds), ``StorageError``,
-    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)``, and
+    ///   ``LogError/unsupportedRecord(file:offset:lsn:reason:)``; and,
+    ///   once every record read is handed on and the chain goes on only in
+    ///   a log a newer LensDB wrote, that log's
     ///   ``LogError/unsupportedVersion(file:version:)`` or
-    ///   ``LogError/unsupportedCipher(file:cipher:)`` once the chain goes on
-    ///   only in a log a newer LensDB wrote.
+    ///   ``LogError/unsupportedCipher(file:cipher:)``.
     public mutating func poll() throws -> [FollowedRecord] {
         polls += 1
         let listing = try directory.list()
@@ -164,7 +165,18 @@ public struct LogFollower {
         proveBySyncingQuietTail()
         let delivered = deliverProven()
         proof.forgetOwnChecksums()
+        // Once every record read is handed on: the chain goes on only where
+        // this LensDB cannot follow.
+        if delivered.isEmpty, pending.isEmpty, let newer = newerLogAhead() { throw newer }
         return delivered
+    }
+
+    /// The error of a later log a newer LensDB wrote (a version or cipher
+    /// this one does not read), when no log this LensDB reads continues
+    /// the chain where it stands; nil otherwise.
+    private mutating func newerLogAhead() -> LogError? {
+        guard continuation() == nil else { return nil }
+        return later.lazy.compactMap(\.newerFormat).first
     }
 
     /// Closes every file the follower holds open.
@@ -198,7 +210,7 @@ public struct LogFollower {
                 for record in records { try accept(record, from: tail.path) }
                 if case .cutBack(let size) = tail.stop { try cutBack(to: size) }
             }
-            guard let next = try continuation() else { return }
+            guard let next = continuation() else { return }
             switchTo(next)
         }
     }
@@ -209,11 +221,7 @@ public struct LogFollower {
     /// its first LSN (then it is superseded entirely: the open that wrote
     /// records again after a crash starts a log so). The rules are open's
     /// (`LogChain`, the log format article, "Logs written again").
-    /// - Throws: the ``LogError/unsupportedVersion(file:version:)`` or
-    ///   ``LogError/unsupportedCipher(file:cipher:)`` of a later log a
-    ///   newer LensDB wrote, when no log this one reads continues the
-    ///   chain: the records go on where this LensDB cannot follow.
-    mutating func continuation() throws -> Int? {
+    mutating func continuation() -> Int? {
         let position = current.map { $0.nextLSN } ?? expectedLSN
         let known = later.indices.filter { later[$0].readHeader() }
         for index in known {
@@ -223,7 +231,6 @@ public struct LogFollower {
             }
             if !superseded { return index }
         }
-        if let newer = later.lazy.compactMap(\.newerFormat).first { throw newer }
         return nil
     }
 

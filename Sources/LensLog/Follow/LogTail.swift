@@ -57,7 +57,7 @@ struct LogTail {
     private(set) var keyProblem: EncryptionError?
     /// Set when the header is a newer LensDB's (a version or cipher this
     /// reader does not know): the file is never read, and a follower with
-    /// nothing else to go on stops with it (``LogFollower/continuation()``).
+    /// nothing else to go on stops with it (``LogFollower/poll()``).
     private(set) var newerFormat: LogError?
 
     /// How many bytes beyond the last record a read looks at when it does not
@@ -82,8 +82,10 @@ struct LogTail {
         do {
             decoded = try bytes.withUnsafeBytes { try LogFileHeader(decoding: $0, file: path) }
         } catch {
-            // A header being written is never a newer one: its version is
-            // this LensDB's or, not yet there, 0.
+            // A header being written is never a newer one: a log is created
+            // new and zero-filled before its header is written over the
+            // zeros, so its version reads as this LensDB's or, not yet
+            // there, 0 (damage, never newer).
             if let error = error as? LogError, error.isNewer { newerFormat = error }
             return false
         }
