@@ -165,18 +165,11 @@ public struct LogFollower {
         proveBySyncingQuietTail()
         let delivered = deliverProven()
         proof.forgetOwnChecksums()
-        // Once every record read is handed on: the chain goes on only where
-        // this LensDB cannot follow.
-        if delivered.isEmpty, pending.isEmpty, let newer = newerLogAhead() { throw newer }
+        // Once every record read is handed on: `readAvailable` stopped where
+        // no log this LensDB reads continues the chain, and a newer
+        // LensDB's log may be what does.
+        if delivered.isEmpty, pending.isEmpty, let newer = later.lazy.compactMap(\.newerFormat).first { throw newer }
         return delivered
-    }
-
-    /// The error of a later log a newer LensDB wrote (a version or cipher
-    /// this one does not read), when no log this LensDB reads continues
-    /// the chain where it stands; nil otherwise.
-    private mutating func newerLogAhead() -> LogError? {
-        guard continuation() == nil else { return nil }
-        return later.lazy.compactMap(\.newerFormat).first
     }
 
     /// Closes every file the follower holds open.

@@ -74,6 +74,8 @@ struct LogTail {
     /// Reads the header if it is not known yet; true once it is.
     mutating func readHeader() -> Bool {
         if header != nil { return true }
+        // A newer LensDB's header stays one: not read again at every look.
+        if newerFormat != nil { return false }
         // A header that cannot be read or does not verify is not written yet
         // (or never will be: a log cut while new); the chain ignores the log
         // until it verifies.
