@@ -41,6 +41,25 @@ import Testing
         }
     }
 
+    /// `==` compares values of one kind by their own type's `==`: it must
+    /// still be exactly "neither is below the other", or a tree, a group of
+    /// equal sort values and a range's bounds would disagree. NaN equals
+    /// NaN, both zeros are equal, and a string equals its canonical
+    /// equivalent, as `<` has them.
+    @Test func equalityIsNeitherBelowTheOther() {
+        var random = SeededGenerator.fromEnvironment("indexValueEquality")
+        let forms: [IndexValue] = [
+            .double(.nan), .double(-.nan), .double(0.0), .double(-0.0), .int(0), .double(1), .int(1),
+            .string("\u{E9}"), .string("e\u{301}"), .string(""), .string("City 12"),
+        ]
+        func check(_ a: IndexValue, _ b: IndexValue) {
+            #expect((a == b) == (!(a < b) && !(b < a)), "\(a) == \(b)")
+        }
+        for a in forms { for b in forms { check(a, b) } }
+        for _ in 0..<20_000 { check(Self.randomValue(&random), Self.randomValue(&random)) }
+        for _ in 0..<20_000 { check(Self.wideValue(&random), Self.wideValue(&random)) }
+    }
+
     /// Numbers near where `Double` stops holding every integer (2^53), at
     /// `Int64`'s ends (±2^63) and `UInt64`'s (2^64), with halves, zeros,
     /// infinities and NaN, in every form: each pair compares as their

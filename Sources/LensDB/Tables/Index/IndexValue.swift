@@ -172,7 +172,17 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         return integer == wholeInteger ? 0 : integer < wholeInteger ? -1 : 1
     }
 
-    public static func == (a: IndexValue, b: IndexValue) -> Bool { !(a < b) && !(b < a) }
+    /// Equal when neither is below the other; values of one kind are
+    /// compared once, as their own type's `==` agrees with that.
+    public static func == (a: IndexValue, b: IndexValue) -> Bool {
+        switch (a, b) {
+        case let (.int(x), .int(y)): return x == y
+        case let (.string(x), .string(y)): return x == y
+        // Every NaN alike, and both zeros, as `numberLess` has them.
+        case let (.double(x), .double(y)): return x == y || (x.isNaN && y.isNaN)
+        default: return !(a < b) && !(b < a)
+        }
+    }
 
     public func hash(into hasher: inout Hasher) {
         switch self {
