@@ -679,14 +679,14 @@ struct IndexStorage: Sendable {
             let rowsAhead = PersistentBTree<Entry, EntryMark>.lookahead
             var ahead = cursor
             for _ in 0..<Swift.min(rowsAhead, ranks.count) {
-                ahead.withKey { lens_prefetch_object($0.row.toOpaque()) }
+                ahead.withPlace { lens_prefetch_object($0.pointee.row.toOpaque()) }
                 ahead.advance()
             }
             for rank in ranks {
                 guard let (entry, _) = cursor.entry, try entry.row._withUnsafeGuaranteedRef(body) else { return }
                 cursor.advance()
                 if rank + rowsAhead < ranks.upperBound {
-                    ahead.withKey { lens_prefetch_object($0.row.toOpaque()) }
+                    ahead.withPlace { lens_prefetch_object($0.pointee.row.toOpaque()) }
                     ahead.advance()
                 }
             }
@@ -698,14 +698,14 @@ struct IndexStorage: Sendable {
     /// rank, never by descents by value, and calls `found` with their ranks
     /// and their rows in index order. When `found` returns true, the walk
     /// goes on downwards from the group's lower end, passing each entry of
-    /// `bounds` below it to `below` until that returns false, with no
-    /// descent of its own. Returns false, having called neither, when the
+    /// `bounds` below it (its value of `field` and its row) to `below` until
+    /// that returns false, with no descent of its own. Returns false, having called neither, when the
     /// group holds more than `limit` entries from `rank` up (it included)
     /// or more than `limit` below it, where descents cost less. Rows are lent, as
     /// ``forEachRow(ranks:_:)`` lends them.
     func group(
         atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
-        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexedKey, RowObject) -> Bool
+        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexValue, RowObject) -> Bool
     ) -> Bool {
         switch entries {
         case let .one(tree): Self.group(tree, atRank: rank, within: bounds, field: field, limit: limit, found: found, below: below)
@@ -716,12 +716,12 @@ struct IndexStorage: Sendable {
 
     private static func group<Entry: IndexEntry>(
         _ tree: PersistentBTree<Entry, EntryMark>, atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,
-        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexedKey, RowObject) -> Bool
+        found: (Range<Int>, [Unmanaged<RowObject>]) -> Bool, below: (IndexValue, RowObject) -> Bool
     ) -> Bool {
         guard bounds.contains(rank) else { return false }
         return withExtendedLifetime(tree) {
             var up = PersistentBTree.Cursor(tree, atRank: rank)
-            guard let value = up.withKey({ $0.field(field) }) else { return false }
+            guard let value = up.withPlace({ $0.pointee.field(field) }) else { return false }
             var down = up.turned()
             // The rows of the group's entries from `rank` up, then those
             // below it, nearest first, into one array: each cursor stops at
@@ -731,7 +731,7 @@ struct IndexStorage: Sendable {
             group.reserveCapacity(Swift.min(upward, limit) + Swift.min(downward, limit))
             func gather(_ cursor: inout PersistentBTree<Entry, EntryMark>.Cursor, count: Int, into group: inout [Unmanaged<RowObject>]) -> Bool {
                 let start = group.count
-                while group.count - start < count, let row = cursor.withKey({ $0.field(field) == value ? $0.row : nil }), let row {
+                while group.count - start < count, let row = cursor.withPlace({ $0.pointee.field(field) == value ? $0.pointee.row : nil }), let row {
                     guard group.count - start < limit else { return false }
                     group.append(row)
                     cursor.advance()
@@ -750,7 +750,9 @@ struct IndexStorage: Sendable {
             guard found(lower..<rank + above, group) else { return true }
             // `down` stands at the entry just below the group, if any.
             for _ in bounds.lowerBound..<lower {
-                guard let (entry, _) = down.entry, entry.row._withUnsafeGuaranteedRef({ below(entry.key, $0) }) else { break }
+                guard down.withPlace({ entry in
+                    entry.pointee.row._withUnsafeGuaranteedRef { below(entry.pointee.field(field), $0) }
+                }) == true else { break }
                 down.advance()
             }
             return true

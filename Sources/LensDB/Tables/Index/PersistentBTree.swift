@@ -379,11 +379,14 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
             return leaf._withUnsafeGuaranteedRef { ($0.keys[index], $0.value(at: index)) }
         }
 
-        /// `body` of the key at the cursor, lent (not copied); nil once the
-        /// cursor has passed the last entry.
-        func withKey<Result>(_ body: (Key) -> Result) -> Result? {
+        /// `body` of where the key at the cursor lies, valid during the
+        /// call; nil once the cursor has passed the last entry. A key passed
+        /// by value to a closure the compiler does not inline is copied
+        /// first, and an index entry's copy copies each of its fields: read
+        /// through the place, only the fields read are.
+        func withPlace<Result>(_ body: (UnsafePointer<Key>) -> Result) -> Result? {
             guard let (leaf, index) = path.last else { return nil }
-            return leaf._withUnsafeGuaranteedRef { leaf in body(leaf.keys[index]) }
+            return leaf._withUnsafeGuaranteedRef { leaf in body(leaf.keys.baseAddress! + index) }
         }
 
         /// A cursor at the same entry that moves the other way.

@@ -301,7 +301,7 @@ struct QueryExecution {
     /// condition to check, the offset is skipped by rank, without reading
     /// the entries it skips.
     private func walkInOrder(_ walk: QueryPlan.Walk, _ index: IndexStorage, into page: inout Page) {
-        var groups = OrderedGroups(field: walk.field, descending: walk.descending, predicate: predicate)
+        var groups = OrderedGroups(descending: walk.descending, predicate: predicate)
         var run = walk.runs[0]
         if predicate == nil, spec.offset > 0 {
             let rest = skipOffset(walk, index, skip: { page.skip($0) }, add: { page.add(inOrder: $0) },
@@ -313,7 +313,7 @@ struct QueryExecution {
             run = rest
         }
         // Without a condition to check, only the page's rows are read.
-        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { groups.visit($0, $1, into: &page) }
+        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { groups.visit($0[walk.field], $1, into: &page) }
         groups.finish(into: &page)
     }
 
@@ -323,7 +323,6 @@ struct QueryExecution {
     /// `inout`, not local variables they capture: captured, those would be
     /// boxed, and each access checked for exclusivity at run time.
     private struct OrderedGroups {
-        let field: Int
         let descending: Bool
         let predicate: (@Sendable (RowObject) -> Bool)?
         /// The group's rows, unretained: the version's row tree holds them.
@@ -331,8 +330,7 @@ struct QueryExecution {
         var value: IndexValue?
         var full = false
 
-        init(field: Int, descending: Bool, predicate: (@Sendable (RowObject) -> Bool)?) {
-            self.field = field
+        init(descending: Bool, predicate: (@Sendable (RowObject) -> Bool)?) {
             self.descending = descending
             self.predicate = predicate
             // Room for most groups at once, where growing from empty would
@@ -340,9 +338,9 @@ struct QueryExecution {
             group.reserveCapacity(16)
         }
 
-        /// Takes the next entry; false once the page is full.
-        mutating func visit(_ key: IndexedKey, _ row: RowObject, into page: inout Page) -> Bool {
-            let value = key[field]
+        /// Takes the next entry, by its value of the walked field and its
+        /// row; false once the page is full.
+        mutating func visit(_ value: IndexValue, _ row: RowObject, into page: inout Page) -> Bool {
             if value != self.value {
                 flush(into: &page)
                 if full { return false }
@@ -384,7 +382,7 @@ struct QueryExecution {
     /// its lower end; a large one is found by descents.
     private func skipOffset(
         _ walk: QueryPlan.Walk, _ index: IndexStorage, skip: (Int) -> Void, add: (RowObject) -> Bool,
-        below: (IndexedKey, RowObject) -> Bool
+        below: (IndexValue, RowObject) -> Bool
     ) -> KeyRange? {
         let run = walk.runs[0]
         let ranks = walk.runRanks?[0] ?? index.ranks(of: run)
