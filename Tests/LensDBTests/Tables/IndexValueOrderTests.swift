@@ -41,19 +41,20 @@ import Testing
         }
     }
 
-    /// `==` compares values of one kind by their own type's `==`: it must
-    /// still be exactly "neither is below the other", or a tree, a group of
-    /// equal sort values and a range's bounds would disagree. NaN equals
-    /// NaN, both zeros are equal, and a string equals its canonical
-    /// equivalent, as `<` has them.
-    @Test func equalityIsNeitherBelowTheOther() {
-        var random = SeededGenerator.fromEnvironment("indexValueEquality")
+    /// `==` and the three-way `order` compare values of one kind by their
+    /// own type's operators: they must still say exactly what `<` asked
+    /// both ways says, or a tree, a group of equal sort values and a
+    /// range's bounds would disagree. NaN equals NaN, both zeros are
+    /// equal, and a string equals its canonical equivalent, as `<` has them.
+    @Test func equalityAndOrderAgreeWithLessThan() {
+        var random = SeededGenerator.fromEnvironment("indexValueEqualityAndOrder")
         let forms: [IndexValue] = [
             .double(.nan), .double(-.nan), .double(0.0), .double(-0.0), .int(0), .double(1), .int(1),
             .string("\u{E9}"), .string("e\u{301}"), .string(""), .string("City 12"),
         ]
         func check(_ a: IndexValue, _ b: IndexValue) {
             #expect((a == b) == (!(a < b) && !(b < a)), "\(a) == \(b)")
+            #expect(IndexValue.order(a, b) == (a < b ? -1 : (b < a ? 1 : 0)), "order of \(a) and \(b)")
         }
         for a in forms { for b in forms { check(a, b) } }
         for _ in 0..<20_000 { check(Self.randomValue(&random), Self.randomValue(&random)) }

@@ -90,9 +90,8 @@ struct OneFieldEntry: IndexEntry {
     static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool { a.value < b.value }
 
     static func < (a: Self, b: Self) -> Bool {
-        if a.value < b.value { return true }
-        if b.value < a.value { return false }
-        return identifierOrder(a, b)
+        let order = IndexValue.order(a.value, b.value)
+        return order != 0 ? order < 0 : identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool { a.value == b.value && a.idBits == b.idBits && a.id == b.id }
@@ -122,15 +121,14 @@ struct TwoFieldEntry: IndexEntry {
     }
 
     static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool {
-        a.first < b.first || (!(b.first < a.first) && a.second < b.second)
+        let first = IndexValue.order(a.first, b.first)
+        return first != 0 ? first < 0 : a.second < b.second
     }
 
     static func < (a: Self, b: Self) -> Bool {
-        if a.first < b.first { return true }
-        if b.first < a.first { return false }
-        if a.second < b.second { return true }
-        if b.second < a.second { return false }
-        return identifierOrder(a, b)
+        var order = IndexValue.order(a.first, b.first)
+        if order == 0 { order = IndexValue.order(a.second, b.second) }
+        return order != 0 ? order < 0 : identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool { a.first == b.first && a.second == b.second && a.idBits == b.idBits && a.id == b.id }
@@ -161,19 +159,16 @@ struct ThreeFieldEntry: IndexEntry {
     }
 
     static func fieldsPrecede(_ a: Self, _ b: Self) -> Bool {
-        if a.first < b.first { return true }
-        if b.first < a.first { return false }
-        return a.second < b.second || (!(b.second < a.second) && a.third < b.third)
+        var order = IndexValue.order(a.first, b.first)
+        if order == 0 { order = IndexValue.order(a.second, b.second) }
+        return order != 0 ? order < 0 : a.third < b.third
     }
 
     static func < (a: Self, b: Self) -> Bool {
-        if a.first < b.first { return true }
-        if b.first < a.first { return false }
-        if a.second < b.second { return true }
-        if b.second < a.second { return false }
-        if a.third < b.third { return true }
-        if b.third < a.third { return false }
-        return identifierOrder(a, b)
+        var order = IndexValue.order(a.first, b.first)
+        if order == 0 { order = IndexValue.order(a.second, b.second) }
+        if order == 0 { order = IndexValue.order(a.third, b.third) }
+        return order != 0 ? order < 0 : identifierOrder(a, b)
     }
 
     static func == (a: Self, b: Self) -> Bool {

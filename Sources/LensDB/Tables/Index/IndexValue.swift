@@ -172,6 +172,19 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
         return integer == wholeInteger ? 0 : integer < wholeInteger ? -1 : 1
     }
 
+    /// -1, 0 or 1 as `a` is below, equal to or above `b`: what `<` asked
+    /// both ways says, with values of one kind compared once (twice for
+    /// unequal strings). Composite keys compare field by field with it,
+    /// where most fields on a descent's path are equal.
+    static func order(_ a: IndexValue, _ b: IndexValue) -> Int {
+        switch (a, b) {
+        case let (.int(x), .int(y)): return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.double(x), .double(y)) where !x.isNaN && !y.isNaN: return x < y ? -1 : (x == y ? 0 : 1)
+        case let (.string(x), .string(y)): return x == y ? 0 : (x < y ? -1 : 1)
+        default: return a < b ? -1 : (b < a ? 1 : 0)
+        }
+    }
+
     /// Equal when neither is below the other; values of one kind are
     /// compared once, as their own type's `==` agrees with that.
     public static func == (a: IndexValue, b: IndexValue) -> Bool {

@@ -201,10 +201,11 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// copy first (retaining what its fields hold) wherever the closure
     /// asking is not inlined.
     func isBelow<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
+        // Equal fields, the most common on a descent's path, take one
+        // comparison, not two.
         for (index, value) in prefix.enumerated() {
-            let field = place.pointee.field(index)
-            if field < value { return true }
-            if value < field { return false }
+            let order = IndexValue.order(place.pointee.field(index), value)
+            if order != 0 { return order < 0 }
         }
         guard let lower, prefix.count < place.pointee.fieldCount else { return false }
         let value = place.pointee.field(prefix.count)
@@ -220,9 +221,8 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// ``isBelow(_:)-(UnsafePointer<Key>)`` reads it.
     func isAbove<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
         for (index, value) in prefix.enumerated() {
-            let field = place.pointee.field(index)
-            if value < field { return true }
-            if field < value { return false }
+            let order = IndexValue.order(place.pointee.field(index), value)
+            if order != 0 { return order > 0 }
         }
         guard let upper, prefix.count < place.pointee.fieldCount else { return false }
         let value = place.pointee.field(prefix.count)
