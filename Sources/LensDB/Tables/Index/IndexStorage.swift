@@ -693,10 +693,11 @@ struct IndexStorage: Sendable {
     /// rank, never by descents by value, and calls `found` with their ranks
     /// and their rows in index order. When `found` returns true, the walk
     /// goes on downwards from the group's lower end, passing each entry of
-    /// `bounds` below it (its value of `field` and its row) to `below` until
-    /// that returns false, with no descent of its own. Returns false, having called neither, when the
-    /// group holds more than `limit` entries from `rank` up (it included)
-    /// or more than `limit` below it, where descents cost less. Rows are lent, as
+    /// `bounds` below it (its value of `field` and its row) to `below`
+    /// until that returns false, with no descent of its own. Returns
+    /// false, having called neither, when the group holds more than
+    /// `limit` entries from `rank` up (it included) or more than `limit`
+    /// below it, where descents cost less. Rows are lent, as
     /// ``forEachRow(ranks:_:)`` lends them.
     func group(
         atRank rank: Int, within bounds: Range<Int>, field: Int, limit: Int,

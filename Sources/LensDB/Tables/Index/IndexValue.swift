@@ -173,20 +173,22 @@ public enum IndexValue: Sendable, Hashable, Comparable, CustomStringConvertible 
     }
 
     /// -1, 0 or 1 as `a` is below, equal to or above `b`: what `<` asked
-    /// both ways says, with values of one kind compared once (twice for
-    /// unequal strings). Composite keys compare field by field with it,
-    /// where most fields on a descent's path are equal.
+    /// both ways says, in one call, with two integers or two numeric
+    /// doubles compared once. Two strings are asked `<` both ways, as
+    /// before: `==` first would add a comparison to every unequal pair,
+    /// the most common in an index of names.
     static func order(_ a: IndexValue, _ b: IndexValue) -> Int {
         switch (a, b) {
         case let (.int(x), .int(y)): return x < y ? -1 : (x == y ? 0 : 1)
         case let (.double(x), .double(y)) where !x.isNaN && !y.isNaN: return x < y ? -1 : (x == y ? 0 : 1)
-        case let (.string(x), .string(y)): return x == y ? 0 : (x < y ? -1 : 1)
+        case let (.string(x), .string(y)): return x < y ? -1 : (y < x ? 1 : 0)
         default: return a < b ? -1 : (b < a ? 1 : 0)
         }
     }
 
-    /// Equal when neither is below the other; values of one kind are
-    /// compared once, as their own type's `==` agrees with that.
+    /// Equal when neither is below the other. Two integers, two strings or
+    /// two doubles are compared once, by their own type's `==`, which says
+    /// the same for them (with every NaN alike).
     public static func == (a: IndexValue, b: IndexValue) -> Bool {
         switch (a, b) {
         case let (.int(x), .int(y)): return x == y

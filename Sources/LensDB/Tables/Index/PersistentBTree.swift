@@ -380,10 +380,11 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         }
 
         /// `body` of where the key at the cursor lies, valid during the
-        /// call; nil once the cursor has passed the last entry. A key passed
-        /// by value to a closure the compiler does not inline is copied
-        /// first, and an index entry's copy copies each of its fields: read
-        /// through the place, only the fields read are.
+        /// call while the tree lives unchanged; nil once the cursor has
+        /// passed the last entry. A key passed by value to a closure the
+        /// compiler does not inline is copied first, and an index entry's
+        /// copy copies each of its fields: read through the place, only the
+        /// fields read are.
         func withPlace<Result>(_ body: (UnsafePointer<Key>) -> Result) -> Result? {
             guard let (leaf, index) = path.last else { return nil }
             return leaf._withUnsafeGuaranteedRef { leaf in body(leaf.keys.baseAddress! + index) }
