@@ -678,7 +678,7 @@ struct IndexStorage: Sendable {
                 ahead.advance()
             }
             for rank in ranks {
-                guard let (entry, _) = cursor.entry, try entry.row._withUnsafeGuaranteedRef(body) else { return }
+                guard let row = cursor.withPlace({ $0.pointee.row }), try row._withUnsafeGuaranteedRef(body) else { return }
                 cursor.advance()
                 if rank + rowsAhead < ranks.upperBound {
                     ahead.withPlace { lens_prefetch_object($0.pointee.row.toOpaque()) }
