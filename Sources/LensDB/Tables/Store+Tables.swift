@@ -440,9 +440,8 @@ extension FieldedKey {
     /// come before, equal or after `values`, compared field by field.
     func compareLeading(_ values: [IndexValue]) -> Int {
         for position in 0..<Swift.min(fieldCount, values.count) {
-            let field = field(position)
-            if field < values[position] { return -1 }
-            if values[position] < field { return 1 }
+            let order = IndexValue.order(field(position), values[position])
+            if order != 0 { return order }
         }
         return 0
     }

@@ -157,9 +157,8 @@ enum IndexedKey: Sendable, Hashable, Comparable, CustomStringConvertible {
     static func < (a: IndexedKey, b: IndexedKey) -> Bool {
         if case let .one(x) = a, case let .one(y) = b { return x < y }
         for position in 0..<Swift.min(a.count, b.count) {
-            let (x, y) = (a[position], b[position])
-            if x < y { return true }
-            if y < x { return false }
+            let order = IndexValue.order(a[position], b[position])
+            if order != 0 { return order < 0 }
         }
         return a.count < b.count
     }

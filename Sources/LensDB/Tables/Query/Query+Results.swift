@@ -461,15 +461,14 @@ struct SortEntry {
         for index in a.rest.indices {
             if let order = Self.compare(a.rest[index], b.rest[index], descending: descending[index + 1]) { return order }
         }
-        return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
+        return IndexValue.order(a.id, b.id)
     }
 
     /// -1 or 1 when `x` and `y` differ, in the direction asked; nil when equal.
     @inline(__always)
     private static func compare(_ x: IndexValue, _ y: IndexValue, descending: Bool) -> Int? {
-        if x < y { return descending ? 1 : -1 }
-        if y < x { return descending ? -1 : 1 }
-        return nil
+        let order = IndexValue.order(x, y)
+        return order == 0 ? nil : (descending ? -order : order)
     }
 }
 
@@ -517,7 +516,7 @@ struct TotalOrder {
             let result = fields[key].compare(a.row, b.row)
             if result != 0 { return descending[key] ? -result : result }
         }
-        return a.id < b.id ? -1 : (b.id < a.id ? 1 : 0)
+        return IndexValue.order(a.id, b.id)
     }
 
     /// The positions of `candidates` in this order; with `keeping`, only

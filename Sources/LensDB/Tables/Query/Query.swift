@@ -241,8 +241,7 @@ final class FieldSort<T: Entity, V: Comparable & Sendable, Field: Sendable>: Fie
     @usableFromInline
     func compare(_ a: RowObject, _ b: RowObject) -> Int {
         if let compareRows { return compareRows(a, b) }
-        let (x, y) = (value(of: a), value(of: b))
-        return x < y ? -1 : (y < x ? 1 : 0)
+        return IndexValue.order(value(of: a), value(of: b))
     }
 }
 
