@@ -382,6 +382,49 @@ extension Int: BTreeKey {}
         #expect(census.live.withLock { $0 } == 0 && openLeaf == nil, "a dropped builder left entries or its leaf alive")
     }
 
+    /// A walk by place visits every entry in key order and stops where its
+    /// body says; a tree built of copies made from those places (as an
+    /// index's rebuild makes one) holds the same entries, each key a copy
+    /// of its own: the copy lives on after the original tree is gone, and
+    /// nothing is left alive once both are.
+    @Test func aTreeCopiedByPlaceHoldsItsOwnCopyOfEveryEntry() {
+        let fill = PersistentBTree<CountedKey, Counted>.leafCapacity * 3 / 4
+        for count in [0, 1, fill, fill * 40 + 7] {
+            let census = Census()
+            do {
+                var copy = PersistentBTree<CountedKey, EntryMark>.Builder(capacity: count)
+                var stoppedAt: [Int] = []
+                do {
+                    var builder = PersistentBTree<CountedKey, EntryMark>.Builder(capacity: count)
+                    for key in 0..<count { builder.append(CountedKey(key, census), EntryMark()) }
+                    let tree = builder.tree()
+                    tree.forEachPlace { place in
+                        copy.append(copying: place, EntryMark())
+                        return true
+                    }
+                    #expect(census.live.withLock { $0 } == count, "\(count) entries")
+                    tree.forEachPlace { place in
+                        stoppedAt.append(place.pointee.key)
+                        return stoppedAt.count < count / 2
+                    }
+                }
+                #expect(stoppedAt == Array(Array(0..<max(1, count / 2)).prefix(count)), "\(count) entries")
+                // The original is gone: the copies hold the keys' tokens.
+                #expect(census.live.withLock { $0 } == count, "\(count) entries: a copy did not retain its key")
+                let copied = copy.tree()
+                #expect(copied.checkInvariants() == nil && copied.count == count, "\(count) entries")
+                var seen = 0
+                copied.forEach { key, _ in
+                    #expect(key.key == seen)
+                    seen += 1
+                    return true
+                }
+                #expect(seen == count, "\(count) entries")
+            }
+            #expect(census.live.withLock { $0 } == 0, "\(count) entries: keys left alive")
+        }
+    }
+
     /// A node is one allocation whose slots the tree initializes, moves and
     /// destroys by hand. Keys and values that count their own lives show
     /// that every one a tree took is released once, whatever the changes

@@ -564,13 +564,15 @@ struct IndexStorage: Sendable {
             let order = sortedPermutation(UnsafeBufferPointer(arrivals))
             var merged = PersistentBTree<Entry, EntryMark>.Builder(capacity: max(0, tree.count + rows.count - leaving.count))
             var next = order.startIndex
-            tree.forEach { entry, _ in
-                guard leaving.isEmpty || !leaving.contains(entry.row) else { return true }
-                while next < order.endIndex, arrivals[order[next]] < entry {
+            // Each entry that stays is read where it lies and copied once,
+            // into its slot in the new tree.
+            tree.forEachPlace { place in
+                guard leaving.isEmpty || !leaving.contains(place.pointee.row) else { return true }
+                while next < order.endIndex, arrivals[order[next]] < place.pointee {
                     merged.append((arrivals.baseAddress! + order[next]).move(), EntryMark())
                     next += 1
                 }
-                merged.append(entry, EntryMark())
+                merged.append(copying: place, EntryMark())
                 return true
             }
             Self.append(moving: arrivals, in: order[next...], to: &merged)

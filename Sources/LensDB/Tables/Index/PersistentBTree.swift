@@ -115,6 +115,25 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
             }
         }
 
+        /// ``append(_:_:)`` of a copy of the key at `place`, made in its slot:
+        /// a key passed by value would be copied to pass, copied again into
+        /// the leaf and the first copy destroyed, each field of an index
+        /// entry outlined.
+        mutating func append(copying place: UnsafePointer<Key>, _ value: consuming Value) {
+            let leaf = leaf ?? .passRetained(Node.make(isLeaf: true, capacity: Self.fill))
+            var value = Optional(value)
+            let full = leaf._withUnsafeGuaranteedRef { node in
+                node.append(copying: place, value.take()!)
+                return node.count == Self.fill
+            }
+            if full {
+                leaves.append(leaf.takeRetainedValue())
+                self.leaf = nil
+            } else {
+                self.leaf = leaf
+            }
+        }
+
         /// The tree of the entries added.
         consuming func tree() -> PersistentBTree {
             if let open = leaf {
@@ -261,6 +280,29 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
             }
             if index != 0 || node.keys.isEmpty { return }
         }
+    }
+
+    /// Calls `body` with the place of each entry, in ascending key order,
+    /// until it returns false: a walk of the whole tree that reads each key
+    /// where it lies (valid during the call) rather than copying it out. A
+    /// leaf's next sibling starts loading as the walk enters it.
+    func forEachPlace(_ body: (UnsafePointer<Key>) throws -> Bool) rethrows {
+        guard let root else { return }
+        _ = try Self.forEachPlace(in: root, body)
+    }
+
+    private static func forEachPlace(in node: Node, _ body: (UnsafePointer<Key>) throws -> Bool) rethrows -> Bool {
+        let keys = node.keys
+        if node.isLeaf {
+            for place in keys.indices where try !body(keys.baseAddress! + place) { return false }
+            return true
+        }
+        let children = node.children
+        for child in children.indices {
+            if child + 1 < children.count { lens_prefetch_object(Unmanaged.passUnretained(children[child + 1]).toOpaque()) }
+            guard try forEachPlace(in: children[child], body) else { return false }
+        }
+        return true
     }
 
     /// Calls `body` with entries in descending key order, starting at the
@@ -666,6 +708,15 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// Appends a leaf entry; there must be room.
     func append(_ key: consuming Key, _ value: consuming Value) {
         insert(key, value, at: count)
+    }
+
+    /// Appends a leaf entry whose key is a copy of the one at `place`, made
+    /// in its slot; there must be room.
+    func append(copying place: UnsafePointer<Key>, _ value: consuming Value) {
+        (keySlots + count).initialize(from: place, count: 1)
+        if Self.keepsValues { (valueSlots + count).initialize(to: value) }
+        head.pointee.count += 1
+        total += 1
     }
 
     /// Appends a child and its first key; there must be room. Counts its entries.
