@@ -713,7 +713,10 @@ final class BTreeNode<Key: BTreeKey, Value: Sendable>: ManagedBuffer<BTreeNodeHe
     /// Appends a leaf entry whose key is a copy of the one at `place`, made
     /// in its slot; there must be room.
     func append(copying place: UnsafePointer<Key>, _ value: consuming Value) {
-        (keySlots + count).initialize(from: place, count: 1)
+        // `initialize(to:)` of the place's pointee copies it directly;
+        // `initialize(from:count:)` goes through the runtime's array copy,
+        // which looks up the key's metadata every time.
+        (keySlots + count).initialize(to: place.pointee)
         if Self.keepsValues { (valueSlots + count).initialize(to: value) }
         head.pointee.count += 1
         total += 1
