@@ -455,13 +455,22 @@ struct SortEntry {
 
     /// -1, 0 or 1, with `descending[i]` reversing key `i`.
     static func compare(_ a: SortEntry, _ b: SortEntry, descending: [Bool]) -> Int {
-        if a.rank != b.rank { return a.rank < b.rank ? -1 : 1 }
-        if a.prefix != b.prefix { return (a.prefix < b.prefix) != (descending.first ?? false) ? -1 : 1 }
-        if let order = Self.compare(a.first, b.first, descending: descending.first ?? false) { return order }
-        for index in a.rest.indices {
-            if let order = Self.compare(a.rest[index], b.rest[index], descending: descending[index + 1]) { return order }
+        withUnsafePointer(to: a) { a in withUnsafePointer(to: b) { b in compare(a, b, descending: descending) } }
+    }
+
+    /// ``compare(_:_:descending:)`` of the entries at two places, each
+    /// field read where it lies. A sort compares entries in an array by
+    /// position: passed by value, both were copied for every comparison
+    /// (their values retained, then released), which cost more than the
+    /// comparison itself.
+    static func compare(_ a: UnsafePointer<SortEntry>, _ b: UnsafePointer<SortEntry>, descending: [Bool]) -> Int {
+        if a.pointee.rank != b.pointee.rank { return a.pointee.rank < b.pointee.rank ? -1 : 1 }
+        if a.pointee.prefix != b.pointee.prefix { return (a.pointee.prefix < b.pointee.prefix) != (descending.first ?? false) ? -1 : 1 }
+        if let order = Self.compare(a.pointee.first, b.pointee.first, descending: descending.first ?? false) { return order }
+        for index in a.pointee.rest.indices {
+            if let order = Self.compare(a.pointee.rest[index], b.pointee.rest[index], descending: descending[index + 1]) { return order }
         }
-        return IndexValue.order(a.id, b.id)
+        return IndexValue.order(a.pointee.id, b.pointee.id)
     }
 
     /// -1 or 1 when `x` and `y` differ, in the direction asked; nil when equal.
@@ -526,7 +535,8 @@ struct TotalOrder {
         if comparesValues {
             let entries = candidates.map { $0.sortKey! }
             return entries.withUnsafeBufferPointer { buffer in
-                firstPositions(buffer.count, keeping: keeping) { SortEntry.compare(buffer[$0], buffer[$1], descending: descending) < 0 }
+                guard let base = buffer.baseAddress else { return [] }
+                return firstPositions(buffer.count, keeping: keeping) { SortEntry.compare(base + $0, base + $1, descending: descending) < 0 }
             }
         }
         return candidates.withUnsafeBufferPointer { buffer in
