@@ -67,6 +67,14 @@ extension Int: BTreeKey {}
             let bound = Int.random(in: -10..<4010, using: &random)
             #expect(walk(tree, from: bound) == reference.entries.map(\.key).filter { $0 >= bound })
             #expect(walkReversed(tree, from: bound) == reference.entries.map(\.key).filter { $0 <= bound }.reversed())
+            // By place, as index walks read their entries: the same keys,
+            // and a walk stopped by its body stops there.
+            let stopAfter = Int.random(in: 1...40, using: &random)
+            var placed: [Int] = [], placedDown: [Int] = []
+            tree.forEachPlace(from: { $0.pointee < bound }) { placed.append($0.pointee); return placed.count < stopAfter }
+            tree.forEachPlaceReversed(from: { $0.pointee > bound }) { placedDown.append($0.pointee); return placedDown.count < stopAfter }
+            #expect(placed == Array(reference.entries.map(\.key).filter { $0 >= bound }.prefix(stopAfter)), "seed \(random.seed)")
+            #expect(placedDown == Array(reference.entries.map(\.key).filter { $0 <= bound }.reversed().prefix(stopAfter)), "seed \(random.seed)")
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))
             // The keys around the rank, where the descent's leaf holds them.
             let keys = reference.entries.map(\.key)

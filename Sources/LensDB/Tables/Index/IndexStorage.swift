@@ -587,7 +587,7 @@ struct IndexStorage: Sendable {
         let key = definition.key(row)
         guard key.first != .null else { return nil }
         var found = false
-        forEach(in: KeyRange(prefix: key.values)) { _, other in
+        forEachRow(in: KeyRange(prefix: key.values)) { other in
             found = other.id != row.id
             return !found
         }
@@ -771,28 +771,53 @@ struct IndexStorage: Sendable {
         _ body: (IndexedKey, RowObject) throws -> Bool
     ) rethrows {
         switch entries {
-        case let .one(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
-        case let .two(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
-        case let .three(tree): try Self.forEach(tree, in: range, descending: descending, startingAt: start, ahead: readsRows, body)
+        case let .one(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.key, $1) }
+        case let .two(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.key, $1) }
+        case let .three(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.key, $1) }
         }
     }
 
-    private static func forEach<Entry: IndexEntry>(
-        _ tree: PersistentBTree<Entry, EntryMark>, in range: KeyRange, descending: Bool, startingAt start: [IndexValue]?,
-        ahead: Bool, _ body: (IndexedKey, RowObject) throws -> Bool
+    /// ``forEach(in:descending:startingAt:readsRows:_:)`` lending the value
+    /// of the key's field `field` alone: a walk that groups by one field
+    /// reads no other.
+    func forEach(
+        in range: KeyRange, field: Int, descending: Bool = false, startingAt start: [IndexValue]? = nil, readsRows: Bool = true,
+        _ body: (IndexValue, RowObject) throws -> Bool
     ) rethrows {
-        let prefetch: ((Entry, EntryMark) -> Void)? = ahead ? { entry, mark in prefetchRow(entry, mark) } : nil
+        switch entries {
+        case let .one(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.field(field), $1) }
+        case let .two(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.field(field), $1) }
+        case let .three(tree): try Self.forEach(tree, range, descending, start, readsRows) { try body($0.pointee.field(field), $1) }
+        }
+    }
+
+    /// ``forEach(in:descending:startingAt:readsRows:_:)`` lending the rows
+    /// alone, in ascending order: a query's candidates read none of the key.
+    func forEachRow(in range: KeyRange, _ body: (RowObject) throws -> Bool) rethrows {
+        switch entries {
+        case let .one(tree): try Self.forEach(tree, range, false, nil, true) { try body($1) }
+        case let .two(tree): try Self.forEach(tree, range, false, nil, true) { try body($1) }
+        case let .three(tree): try Self.forEach(tree, range, false, nil, true) { try body($1) }
+        }
+    }
+
+    /// The walk behind the three: `body` reads each entry where it lies.
+    /// Passed by value, every entry was copied (each field, its strings
+    /// retained), its key made, and both destroyed, whatever `body` read.
+    private static func forEach<Entry: IndexEntry>(
+        _ tree: PersistentBTree<Entry, EntryMark>, _ range: KeyRange, _ descending: Bool, _ start: [IndexValue]?,
+        _ ahead: Bool, _ body: (UnsafePointer<Entry>, RowObject) throws -> Bool
+    ) rethrows {
+        let prefetch: ((UnsafePointer<Entry>) -> Void)? = ahead ? { prefetchRow($0) } : nil
         if descending {
-            try tree.forEachReversed(from: { comesBefore(range, start, $0, descending: true) }, ahead: prefetch) { entry, _ in
-                let key = entry.key
-                guard !range.isBelow(key) else { return false }
-                return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
+            try tree.forEachPlaceReversed(from: { comesBefore(range, start, $0, descending: true) }, ahead: prefetch) { entry in
+                guard !range.isBelow(entry) else { return false }
+                return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
             }
         } else {
-            try tree.forEach(from: { comesBefore(range, start, $0, descending: false) }, ahead: prefetch) { entry, _ in
-                let key = entry.key
-                guard !range.isAbove(key) else { return false }
-                return try entry.row._withUnsafeGuaranteedRef { try body(key, $0) }
+            try tree.forEachPlace(from: { comesBefore(range, start, $0, descending: false) }, ahead: prefetch) { entry in
+                guard !range.isAbove(entry) else { return false }
+                return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
             }
         }
     }
@@ -800,24 +825,24 @@ struct IndexStorage: Sendable {
     /// Whether a walk of `range` in the direction asked, beginning at
     /// `start` (leading values, as ``forEach(in:descending:startingAt:readsRows:_:)``
     /// takes them), reaches `key` before it begins: what its descent skips.
-    private static func comesBefore<Key: FieldedKey>(_ range: KeyRange, _ start: [IndexValue]?, _ key: Key, descending: Bool) -> Bool {
-        if descending { return range.isAbove(key) || start.map { key.compareLeading($0) > 0 } == true }
-        return range.isBelow(key) || start.map { key.compareLeading($0) < 0 } == true
+    private static func comesBefore<Key: FieldedKey>(_ range: KeyRange, _ start: [IndexValue]?, _ key: UnsafePointer<Key>, descending: Bool) -> Bool {
+        if descending { return range.isAbove(key) || start.map { key.pointee.compareLeading($0) > 0 } == true }
+        return range.isBelow(key) || start.map { key.pointee.compareLeading($0) < 0 } == true
     }
 
-    /// Calls `body` with the key and row of each entry in `runs`, merged in
-    /// the order of the key's field `field` alone (descending when asked),
+    /// Calls `body` with the value of field `field` and the row of each
+    /// entry in `runs`, merged in the order of that field alone (descending when asked),
     /// until it returns false. Each run is a range that fixes every field
     /// before `field`, so its own entries come in that order; entries with
     /// equal values of `field` come in no set order, so a caller that
     /// needs one sorts each group of them. With `starts` (one per run),
-    /// each run begins as ``forEach(in:descending:startingAt:_:)`` begins.
+    /// each run begins as ``forEach(in:descending:startingAt:readsRows:_:)`` begins.
     /// Reads O(k log n) to start k runs, then O(log k) per entry: a query
     /// ordered by `field` stops after offset + limit entries, however many
     /// the runs hold. Rows are lent, as that walk lends them.
     func forEachMerged(
         runs: [KeyRange], field: Int, descending: Bool, startingAt starts: [[IndexValue]]? = nil,
-        _ body: (IndexedKey, RowObject) throws -> Bool
+        _ body: (IndexValue, RowObject) throws -> Bool
     ) rethrows {
         switch entries {
         case let .one(tree): try Self.forEachMerged(tree, runs, field, descending, starts, body)
@@ -828,7 +853,7 @@ struct IndexStorage: Sendable {
 
     private static func forEachMerged<Entry: IndexEntry>(
         _ tree: PersistentBTree<Entry, EntryMark>, _ runs: [KeyRange], _ field: Int, _ descending: Bool,
-        _ starts: [[IndexValue]]?, _ body: (IndexedKey, RowObject) throws -> Bool
+        _ starts: [[IndexValue]]?, _ body: (IndexValue, RowObject) throws -> Bool
     ) rethrows {
         // Each live run's cursor, its entry, and that entry's value of `field`.
         var cursors: [PersistentBTree<Entry, EntryMark>.Cursor] = []
@@ -842,8 +867,8 @@ struct IndexStorage: Sendable {
         try withExtendedLifetime(tree) {
             for (run, range) in runs.enumerated() {
                 let start = starts?[run]
-                let cursor = PersistentBTree.Cursor(tree, descending: descending) {
-                    comesBefore(range, start, $0, descending: descending)
+                let cursor = PersistentBTree.Cursor(tree, descending: descending) { entry in
+                    withUnsafePointer(to: entry) { comesBefore(range, start, $0, descending: descending) }
                 }
                 guard let first = head(cursor, range) else { continue }
                 cursors.append(cursor)
@@ -857,8 +882,7 @@ struct IndexStorage: Sendable {
             func siftDown(_ start: Int) { heapSiftDown(&heap, from: start, above: comesFirst) }
             for position in stride(from: heap.count / 2 - 1, through: 0, by: -1) { siftDown(position) }
             while let run = heap.first {
-                let entry = heads[run].entry
-                guard try entry.row._withUnsafeGuaranteedRef({ try body(entry.key, $0) }) else { return }
+                guard try heads[run].entry.row._withUnsafeGuaranteedRef({ try body(heads[run].value, $0) }) else { return }
                 cursors[run].advance()
                 if let next = head(cursors[run], heads[run].range) {
                     heads[run] = next
@@ -922,8 +946,8 @@ struct IndexStorage: Sendable {
     /// the row tree do without: their rows mostly lie in the order they
     /// were made, which the CPU follows on its own, and there the hint cost
     /// more than it saved.
-    private static func prefetchRow<Entry: IndexEntry>(_ entry: Entry, _: EntryMark) {
-        lens_prefetch_object(entry.row.toOpaque())
+    private static func prefetchRow<Entry: IndexEntry>(_ entry: UnsafePointer<Entry>) {
+        lens_prefetch_object(entry.pointee.row.toOpaque())
     }
 
     /// Checks the tree's shape and that each entry's key is its row's.

@@ -246,23 +246,47 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     func forEach(
         from isBefore: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
     ) rethrows {
+        try walkAscending(from: { isBefore($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
+            leaf, place in try body(leaf.keys[place], leaf.value(at: place))
+        }
+    }
+
+    /// ``forEach(from:ahead:_:)`` by place: `isBefore`, `ahead` and `body`
+    /// read each key where it lies, valid during the call. A key passed by
+    /// value to a closure is copied first (each field of an index entry,
+    /// its strings retained) and destroyed after, which for a walk that
+    /// reads a field or two of each entry cost more than the reading.
+    func forEachPlace(
+        from isBefore: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
+        _ body: (UnsafePointer<Key>) throws -> Bool
+    ) rethrows {
+        try walkAscending(from: isBefore, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
+            leaf, place in try body(leaf.keys.baseAddress! + place)
+        }
+    }
+
+    /// The walk behind ``forEach(from:ahead:_:)``: `body` and `ahead` get
+    /// each entry's leaf and its place there.
+    private func walkAscending(
+        from isBefore: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?, _ body: (Node, Int) throws -> Bool
+    ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
         if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
-            let index = Swift.max(0, node.keys.partitionIndex(where: { !isBefore($0) }) - 1)
+            let index = Swift.max(0, Self.partition(node) { !isBefore($0) } - 1)
             stack.append((node, index))
             node = node.children[index]
         }
-        var index = node.keys.partitionIndex(where: { !isBefore($0) })
+        var index = Self.partition(node) { !isBefore($0) }
         while true {
             if let ahead {
-                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node.keys[place], node.value(at: place)) }
+                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node, place) }
             }
             while index < node.keys.count {
-                if let ahead, index + Self.lookahead < node.keys.count { ahead(node.keys[index + Self.lookahead], node.value(at: index + Self.lookahead)) }
-                guard try body(node.keys[index], node.value(at: index)) else { return }
+                if let ahead, index + Self.lookahead < node.keys.count { ahead(node, index + Self.lookahead) }
+                guard try body(node, index) else { return }
                 index += 1
             }
             // Climb to the next subtree to the right, then down to its first leaf.
@@ -280,6 +304,13 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
             }
             if index != 0 || node.keys.isEmpty { return }
         }
+    }
+
+    /// The first place among `node`'s keys for which `predicate`, asked of
+    /// the key's place, holds (it must hold for a suffix of them).
+    private static func partition(_ node: Node, where predicate: (UnsafePointer<Key>) -> Bool) -> Int {
+        let keys = node.keys
+        return keys.indices.partitionIndex { predicate(keys.baseAddress! + $0) }
     }
 
     /// Calls `body` with the place of each entry, in ascending key order,
@@ -312,24 +343,45 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     func forEachReversed(
         from isAfter: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
     ) rethrows {
+        try walkDescending(from: { isAfter($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
+            leaf, place in try body(leaf.keys[place], leaf.value(at: place))
+        }
+    }
+
+    /// ``forEachReversed(from:ahead:_:)`` by place, as
+    /// ``forEachPlace(from:ahead:_:)`` is ``forEach(from:ahead:_:)``.
+    func forEachPlaceReversed(
+        from isAfter: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
+        _ body: (UnsafePointer<Key>) throws -> Bool
+    ) rethrows {
+        try walkDescending(from: isAfter, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
+            leaf, place in try body(leaf.keys.baseAddress! + place)
+        }
+    }
+
+    /// The walk behind ``forEachReversed(from:ahead:_:)``, as
+    /// ``walkAscending(from:ahead:_:)`` is behind ``forEach(from:ahead:_:)``.
+    private func walkDescending(
+        from isAfter: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?, _ body: (Node, Int) throws -> Bool
+    ) rethrows {
         guard let root else { return }
         var stack: [(Node, Int)] = []
         if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
             // The last child whose first key is not after the bound.
-            let index = Swift.max(0, node.keys.partitionIndex(where: { isAfter($0) }) - 1)
+            let index = Swift.max(0, Self.partition(node, where: isAfter) - 1)
             stack.append((node, index))
             node = node.children[index]
         }
-        var index = node.keys.partitionIndex(where: { isAfter($0) }) - 1
+        var index = Self.partition(node, where: isAfter) - 1
         while true {
             if let ahead, index >= 0 {
-                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node.keys[place], node.value(at: place)) }
+                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node, place) }
             }
             while index >= 0 {
-                if let ahead, index >= Self.lookahead { ahead(node.keys[index - Self.lookahead], node.value(at: index - Self.lookahead)) }
-                guard try body(node.keys[index], node.value(at: index)) else { return }
+                if let ahead, index >= Self.lookahead { ahead(node, index - Self.lookahead) }
+                guard try body(node, index) else { return }
                 index -= 1
             }
             var moved = false

@@ -207,7 +207,7 @@ struct QueryExecution {
             storage.rows.forEach { id, row in body(id, row); return true }
         case let .index(position, ranges):
             for range in ranges {
-                storage.indexes[position].forEach(in: range) { _, row in body(row.id, row); return true }
+                storage.indexes[position].forEachRow(in: range) { row in body(row.id, row); return true }
             }
         case let .identifiers(ids):
             for id in Set(ids).sorted() {
@@ -220,13 +220,13 @@ struct QueryExecution {
             // probed by binary search.
             var common: [IndexValue] = []
             for range in first.ranges {
-                storage.indexes[first.position].forEach(in: range) { _, row in common.append(row.id); return true }
+                storage.indexes[first.position].forEachRow(in: range) { row in common.append(row.id); return true }
             }
             let keyCount = { (position: Int) in self.storage.indexes[position].definition.keyPaths.count }
             if first.ranges.count == 1, first.ranges[0].prefix.count == keyCount(first.position),
                second.ranges.count == 1, second.ranges[0].prefix.count == keyCount(second.position) {
                 var next = 0
-                storage.indexes[second.position].forEach(in: second.ranges[0]) { _, row in
+                storage.indexes[second.position].forEachRow(in: second.ranges[0]) { row in
                     while next < common.count, common[next] < row.id { next += 1 }
                     if next < common.count, common[next] == row.id { body(row.id, row) }
                     return next < common.count
@@ -235,7 +235,7 @@ struct QueryExecution {
             }
             common.sort()
             for range in second.ranges {
-                storage.indexes[second.position].forEach(in: range) { _, row in
+                storage.indexes[second.position].forEachRow(in: range) { row in
                     let at = common.lowerBound(of: row.id)
                     if at < common.count, common[at] == row.id { body(row.id, row) }
                     return true
@@ -270,8 +270,7 @@ struct QueryExecution {
             }
             group.removeAll(keepingCapacity: true)
         }
-        let visit = { (key: IndexedKey, row: RowObject) -> Bool in
-            let value = key[walk.field]
+        let visit = { (value: IndexValue, row: RowObject) -> Bool in
             if value != groupValue {
                 flush()
                 if full { return false }
@@ -288,7 +287,7 @@ struct QueryExecution {
             return walk.runs.map { $0.prefix(atField: walk.field, equalTo: value) }
         }
         if walk.runs.count == 1 {
-            index.forEach(in: walk.runs[0], descending: walk.descending, startingAt: starts?[0], visit)
+            index.forEach(in: walk.runs[0], field: walk.field, descending: walk.descending, startingAt: starts?[0], visit)
         } else {
             index.forEachMerged(runs: walk.runs, field: walk.field, descending: walk.descending, startingAt: starts, visit)
         }
@@ -313,7 +312,7 @@ struct QueryExecution {
             run = rest
         }
         // Without a condition to check, only the page's rows are read.
-        index.forEach(in: run, descending: walk.descending, readsRows: predicate != nil) { groups.visit($0[walk.field], $1, into: &page) }
+        index.forEach(in: run, field: walk.field, descending: walk.descending, readsRows: predicate != nil) { groups.visit($0, $1, into: &page) }
         groups.finish(into: &page)
     }
 
