@@ -71,8 +71,8 @@ extension Int: BTreeKey {}
             // and a walk stopped by its body stops there.
             let stopAfter = Int.random(in: 1...40, using: &random)
             var placed: [Int] = [], placedDown: [Int] = []
-            tree.forEachPlace(from: { $0.pointee < bound }) { placed.append($0.pointee); return placed.count < stopAfter }
-            tree.forEachPlaceReversed(from: { $0.pointee > bound }) { placedDown.append($0.pointee); return placedDown.count < stopAfter }
+            tree.forEachPlace(descending: false, from: { $0.pointee < bound }) { placed.append($0.pointee); return placed.count < stopAfter }
+            tree.forEachPlace(descending: true, from: { $0.pointee > bound }) { placedDown.append($0.pointee); return placedDown.count < stopAfter }
             #expect(placed == Array(reference.entries.map(\.key).filter { $0 >= bound }.prefix(stopAfter)), "seed \(random.seed)")
             #expect(placedDown == Array(reference.entries.map(\.key).filter { $0 <= bound }.reversed().prefix(stopAfter)), "seed \(random.seed)")
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))

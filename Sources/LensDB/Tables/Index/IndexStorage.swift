@@ -809,16 +809,9 @@ struct IndexStorage: Sendable {
         _ ahead: Bool, _ body: (UnsafePointer<Entry>, RowObject) throws -> Bool
     ) rethrows {
         let prefetch: ((UnsafePointer<Entry>) -> Void)? = ahead ? { prefetchRow($0) } : nil
-        if descending {
-            try tree.forEachPlaceReversed(from: { comesBefore(range, start, $0, descending: true) }, ahead: prefetch) { entry in
-                guard !range.isBelow(entry) else { return false }
-                return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
-            }
-        } else {
-            try tree.forEachPlace(from: { comesBefore(range, start, $0, descending: false) }, ahead: prefetch) { entry in
-                guard !range.isAbove(entry) else { return false }
-                return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
-            }
+        try tree.forEachPlace(descending: descending, from: { comesBefore(range, start, $0, descending: descending) }, ahead: prefetch) { entry in
+            guard !(descending ? range.isBelow(entry) : range.isAbove(entry)) else { return false }
+            return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
         }
     }
 

@@ -99,19 +99,11 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         /// Adds the entry after every one added before: its key must be
         /// greater than theirs (a tree holds no key twice).
         mutating func append(_ key: consuming Key, _ value: consuming Value) {
-            let leaf = leaf ?? .passRetained(Node.make(isLeaf: true, capacity: Self.fill))
             // Moved through an optional: a closure cannot consume its captures.
             var entry = Optional((key, value))
-            let full = leaf._withUnsafeGuaranteedRef { node in
+            appendToLeaf { node in
                 let (key, value) = entry.take()!
                 node.append(key, value)
-                return node.count == Self.fill
-            }
-            if full {
-                leaves.append(leaf.takeRetainedValue())
-                self.leaf = nil
-            } else {
-                self.leaf = leaf
             }
         }
 
@@ -120,10 +112,16 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         /// the leaf and the first copy destroyed, each field of an index
         /// entry outlined.
         mutating func append(copying place: UnsafePointer<Key>, _ value: consuming Value) {
-            let leaf = leaf ?? .passRetained(Node.make(isLeaf: true, capacity: Self.fill))
             var value = Optional(value)
+            appendToLeaf { $0.append(copying: place, value.take()!) }
+        }
+
+        /// Calls `add`, which appends one entry, with the leaf being filled
+        /// (made first when there is none), and hands the leaf on once full.
+        private mutating func appendToLeaf(_ add: (Node) -> Void) {
+            let leaf = leaf ?? .passRetained(Node.make(isLeaf: true, capacity: Self.fill))
             let full = leaf._withUnsafeGuaranteedRef { node in
-                node.append(copying: place, value.take()!)
+                add(node)
                 return node.count == Self.fill
             }
             if full {
@@ -246,63 +244,85 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     func forEach(
         from isBefore: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
     ) rethrows {
-        try walkAscending(from: { isBefore($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
+        try forEachValue(descending: false, from: isBefore, ahead: ahead, body)
+    }
+
+    /// ``forEach(from:ahead:_:)`` or its reverse, the entries lent by value.
+    private func forEachValue(
+        descending: Bool, from bound: (Key) -> Bool, ahead: ((Key, Value) -> Void)?, _ body: (Key, Value) throws -> Bool
+    ) rethrows {
+        try walk(descending: descending, from: { bound($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
             leaf, place in try body(leaf.keys[place], leaf.value(at: place))
         }
     }
 
-    /// ``forEach(from:ahead:_:)`` by place: `isBefore`, `ahead` and `body`
-    /// read each key where it lies, valid during the call. A key passed by
-    /// value to a closure is copied first (each field of an index entry,
-    /// its strings retained) and destroyed after, which for a walk that
-    /// reads a field or two of each entry cost more than the reading.
+    /// ``forEach(from:ahead:_:)`` (or, `descending`, ``forEachReversed(from:ahead:_:)``)
+    /// by place: `bound`, `ahead` and `body` read each key where it lies,
+    /// valid during the call. A key passed by value to a closure is copied
+    /// first (each field of an index entry, its strings retained) and
+    /// destroyed after, which for a walk that reads a field or two of each
+    /// entry cost more than the reading.
     func forEachPlace(
-        from isBefore: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
+        descending: Bool, from bound: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
         _ body: (UnsafePointer<Key>) throws -> Bool
     ) rethrows {
-        try walkAscending(from: isBefore, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
+        try walk(descending: descending, from: bound, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
             leaf, place in try body(leaf.keys.baseAddress! + place)
         }
     }
 
-    /// The walk behind ``forEach(from:ahead:_:)``: `body` and `ahead` get
-    /// each entry's leaf and its place there.
-    private func walkAscending(
-        from isBefore: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?, _ body: (Node, Int) throws -> Bool
+    /// The walk behind the four: `body` and `ahead` get each entry's leaf
+    /// and its place there. Ascending, it starts at the first key for which
+    /// `bound` (true for a prefix of the keys) is false; descending, at the
+    /// last key for which `bound` (true for a suffix) is false.
+    private func walk(
+        descending: Bool, from bound: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?,
+        _ body: (Node, Int) throws -> Bool
     ) rethrows {
         guard let root else { return }
+        let step = descending ? -1 : 1
+        // Where the walk starts among a node's keys: ascending, the first
+        // not before the bound; descending, one past the last not after it.
+        func split(_ node: Node) -> Int {
+            descending ? Self.partition(node, where: bound) : Self.partition(node) { !bound($0) }
+        }
         var stack: [(Node, Int)] = []
         if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
-            let index = Swift.max(0, Self.partition(node) { !isBefore($0) } - 1)
+            // The last child whose first key is not past the start.
+            let index = Swift.max(0, split(node) - 1)
             stack.append((node, index))
             node = node.children[index]
         }
-        var index = Self.partition(node) { !isBefore($0) }
+        var index = descending ? split(node) - 1 : split(node)
         while true {
+            let keys = node.keys.indices
             if let ahead {
-                for place in index..<Swift.min(index + Self.lookahead, node.keys.count) { ahead(node, place) }
+                for place in stride(from: index, to: index + step * Self.lookahead, by: step) where keys.contains(place) { ahead(node, place) }
             }
-            while index < node.keys.count {
-                if let ahead, index + Self.lookahead < node.keys.count { ahead(node, index + Self.lookahead) }
+            while keys.contains(index) {
+                if let ahead, keys.contains(index + step * Self.lookahead) { ahead(node, index + step * Self.lookahead) }
                 guard try body(node, index) else { return }
-                index += 1
+                index += step
             }
-            // Climb to the next subtree to the right, then down to its first leaf.
+            // Climb to the nearest subtree beyond, then down its near edge to a leaf.
+            var moved = false
             while let (parent, childIndex) = stack.popLast() {
-                if childIndex + 1 < parent.children.count {
-                    stack.append((parent, childIndex + 1))
-                    node = parent.children[childIndex + 1]
-                    while !node.isLeaf {
-                        stack.append((node, 0))
-                        node = node.children[0]
-                    }
-                    index = 0
-                    break
+                let next = childIndex + step
+                guard parent.children.indices.contains(next) else { continue }
+                stack.append((parent, next))
+                node = parent.children[next]
+                while !node.isLeaf {
+                    let edge = descending ? node.children.count - 1 : 0
+                    stack.append((node, edge))
+                    node = node.children[edge]
                 }
+                index = descending ? node.keys.count - 1 : 0
+                moved = true
+                break
             }
-            if index != 0 || node.keys.isEmpty { return }
+            if !moved { return }
         }
     }
 
@@ -343,63 +363,7 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     func forEachReversed(
         from isAfter: (Key) -> Bool = { _ in false }, ahead: ((Key, Value) -> Void)? = nil, _ body: (Key, Value) throws -> Bool
     ) rethrows {
-        try walkDescending(from: { isAfter($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
-            leaf, place in try body(leaf.keys[place], leaf.value(at: place))
-        }
-    }
-
-    /// ``forEachReversed(from:ahead:_:)`` by place, as
-    /// ``forEachPlace(from:ahead:_:)`` is ``forEach(from:ahead:_:)``.
-    func forEachPlaceReversed(
-        from isAfter: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
-        _ body: (UnsafePointer<Key>) throws -> Bool
-    ) rethrows {
-        try walkDescending(from: isAfter, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
-            leaf, place in try body(leaf.keys.baseAddress! + place)
-        }
-    }
-
-    /// The walk behind ``forEachReversed(from:ahead:_:)``, as
-    /// ``walkAscending(from:ahead:_:)`` is behind ``forEach(from:ahead:_:)``.
-    private func walkDescending(
-        from isAfter: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?, _ body: (Node, Int) throws -> Bool
-    ) rethrows {
-        guard let root else { return }
-        var stack: [(Node, Int)] = []
-        if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
-        var node = root
-        while !node.isLeaf {
-            // The last child whose first key is not after the bound.
-            let index = Swift.max(0, Self.partition(node, where: isAfter) - 1)
-            stack.append((node, index))
-            node = node.children[index]
-        }
-        var index = Self.partition(node, where: isAfter) - 1
-        while true {
-            if let ahead, index >= 0 {
-                for place in stride(from: index, to: Swift.max(-1, index - Self.lookahead), by: -1) { ahead(node, place) }
-            }
-            while index >= 0 {
-                if let ahead, index >= Self.lookahead { ahead(node, index - Self.lookahead) }
-                guard try body(node, index) else { return }
-                index -= 1
-            }
-            var moved = false
-            while let (parent, childIndex) = stack.popLast() {
-                if childIndex > 0 {
-                    stack.append((parent, childIndex - 1))
-                    node = parent.children[childIndex - 1]
-                    while !node.isLeaf {
-                        stack.append((node, node.children.count - 1))
-                        node = node.children[node.children.count - 1]
-                    }
-                    index = node.keys.count - 1
-                    moved = true
-                    break
-                }
-            }
-            if !moved { return }
-        }
+        try forEachValue(descending: true, from: isAfter, ahead: ahead, body)
     }
 
     /// A position in a tree that moves one entry at a time in one
