@@ -71,13 +71,19 @@ extension Int: BTreeKey {}
             // and a walk stopped by its body stops there.
             let stopAfter = Int.random(in: 1...40, using: &random)
             var placed: [Int] = [], placedDown: [Int] = []
-            tree.forEachPlace(descending: false, from: { $0.pointee < bound }) { placed.append($0.pointee); return placed.count < stopAfter }
-            tree.forEachPlace(descending: true, from: { $0.pointee > bound }) { placedDown.append($0.pointee); return placedDown.count < stopAfter }
-            #expect(placed == Array(reference.entries.map(\.key).filter { $0 >= bound }.prefix(stopAfter)), "seed \(random.seed)")
-            #expect(placedDown == Array(reference.entries.map(\.key).filter { $0 <= bound }.reversed().prefix(stopAfter)), "seed \(random.seed)")
+            tree.forEachPlace(descending: false, from: { $0.pointee < bound }) {
+                placed.append($0.pointee)
+                return placed.count < stopAfter
+            }
+            tree.forEachPlace(descending: true, from: { $0.pointee > bound }) {
+                placedDown.append($0.pointee)
+                return placedDown.count < stopAfter
+            }
+            let keys = reference.entries.map(\.key)
+            #expect(placed == Array(keys.filter { $0 >= bound }.prefix(stopAfter)), "seed \(random.seed)")
+            #expect(placedDown == Array(keys.filter { $0 <= bound }.reversed().prefix(stopAfter)), "seed \(random.seed)")
             #expect(tree.rank(of: { $0 < bound }) == reference.index(bound))
             // The keys around the rank, where the descent's leaf holds them.
-            let keys = reference.entries.map(\.key)
             let before = tree.rankAndNeighbor(ofPlace: { $0.pointee < bound }, before: true)
             let at = tree.rankAndNeighbor(ofPlace: { $0.pointee < bound }, before: false)
             #expect(before.rank == reference.index(bound))

@@ -809,7 +809,8 @@ struct IndexStorage: Sendable {
         _ ahead: Bool, _ body: (UnsafePointer<Entry>, RowObject) throws -> Bool
     ) rethrows {
         let prefetch: ((UnsafePointer<Entry>) -> Void)? = ahead ? { prefetchRow($0) } : nil
-        try tree.forEachPlace(descending: descending, from: { comesBefore(range, start, $0, descending: descending) }, ahead: prefetch) { entry in
+        let isBefore = { (entry: UnsafePointer<Entry>) in comesBefore(range, start, entry, descending: descending) }
+        try tree.forEachPlace(descending: descending, from: isBefore, ahead: prefetch) { entry in
             guard !(descending ? range.isBelow(entry) : range.isAbove(entry)) else { return false }
             return try entry.pointee.row._withUnsafeGuaranteedRef { try body(entry, $0) }
         }
@@ -818,21 +819,24 @@ struct IndexStorage: Sendable {
     /// Whether a walk of `range` in the direction asked, beginning at
     /// `start` (leading values, as ``forEach(in:descending:startingAt:readsRows:_:)``
     /// takes them), reaches `key` before it begins: what its descent skips.
-    private static func comesBefore<Key: FieldedKey>(_ range: KeyRange, _ start: [IndexValue]?, _ key: UnsafePointer<Key>, descending: Bool) -> Bool {
+    private static func comesBefore<Key: FieldedKey>(
+        _ range: KeyRange, _ start: [IndexValue]?, _ key: UnsafePointer<Key>, descending: Bool
+    ) -> Bool {
         if descending { return range.isAbove(key) || start.map { key.pointee.compareLeading($0) > 0 } == true }
         return range.isBelow(key) || start.map { key.pointee.compareLeading($0) < 0 } == true
     }
 
     /// Calls `body` with the value of field `field` and the row of each
-    /// entry in `runs`, merged in the order of that field alone (descending when asked),
-    /// until it returns false. Each run is a range that fixes every field
-    /// before `field`, so its own entries come in that order; entries with
-    /// equal values of `field` come in no set order, so a caller that
-    /// needs one sorts each group of them. With `starts` (one per run),
-    /// each run begins as ``forEach(in:descending:startingAt:readsRows:_:)`` begins.
-    /// Reads O(k log n) to start k runs, then O(log k) per entry: a query
-    /// ordered by `field` stops after offset + limit entries, however many
-    /// the runs hold. Rows are lent, as that walk lends them.
+    /// entry in `runs`, merged in the order of that field alone (descending
+    /// when asked), until it returns false. Each run is a range that fixes
+    /// every field before `field`, so its own entries come in that order;
+    /// entries with equal values of `field` come in no set order, so a
+    /// caller that needs one sorts each group of them. With `starts` (one
+    /// per run), each run begins as
+    /// ``forEach(in:descending:startingAt:readsRows:_:)`` begins. Reads
+    /// O(k log n) to start k runs, then O(log k) per entry: a query ordered
+    /// by `field` stops after offset + limit entries, however many the runs
+    /// hold. Rows are lent, as that walk lends them.
     func forEachMerged(
         runs: [KeyRange], field: Int, descending: Bool, startingAt starts: [[IndexValue]]? = nil,
         _ body: (IndexValue, RowObject) throws -> Bool

@@ -251,8 +251,9 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
     private func forEachValue(
         descending: Bool, from bound: (Key) -> Bool, ahead: ((Key, Value) -> Void)?, _ body: (Key, Value) throws -> Bool
     ) rethrows {
-        try walk(descending: descending, from: { bound($0.pointee) }, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }) {
-            leaf, place in try body(leaf.keys[place], leaf.value(at: place))
+        let lent: ((Node, Int) -> Void)? = ahead == nil ? nil : { leaf, place in ahead?(leaf.keys[place], leaf.value(at: place)) }
+        try walk(descending: descending, from: { bound($0.pointee) }, ahead: lent) { leaf, place in
+            try body(leaf.keys[place], leaf.value(at: place))
         }
     }
 
@@ -266,15 +267,19 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         descending: Bool, from bound: (UnsafePointer<Key>) -> Bool, ahead: ((UnsafePointer<Key>) -> Void)? = nil,
         _ body: (UnsafePointer<Key>) throws -> Bool
     ) rethrows {
-        try walk(descending: descending, from: bound, ahead: ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }) {
-            leaf, place in try body(leaf.keys.baseAddress! + place)
+        let lent: ((Node, Int) -> Void)? = ahead == nil ? nil : { leaf, place in ahead?(leaf.keys.baseAddress! + place) }
+        try walk(descending: descending, from: bound, ahead: lent) { leaf, place in
+            try body(leaf.keys.baseAddress! + place)
         }
     }
 
-    /// The walk behind the four: `body` and `ahead` get each entry's leaf
-    /// and its place there. Ascending, it starts at the first key for which
-    /// `bound` (true for a prefix of the keys) is false; descending, at the
-    /// last key for which `bound` (true for a suffix) is false.
+    /// The walk behind ``forEach(from:ahead:_:)``,
+    /// ``forEachReversed(from:ahead:_:)`` and
+    /// ``forEachPlace(descending:from:ahead:_:)``: `body` and `ahead` get
+    /// each entry's leaf and its place there. Ascending, it starts at the
+    /// first key for which `bound` (true for a prefix of the keys) is
+    /// false; descending, at the last key for which `bound` (true for a
+    /// suffix) is false.
     private func walk(
         descending: Bool, from bound: (UnsafePointer<Key>) -> Bool, ahead: ((Node, Int) -> Void)?,
         _ body: (Node, Int) throws -> Bool
