@@ -144,11 +144,14 @@ struct RowTree: Sendable {
     }
 
     /// Calls `body` with each identifier and its row, in identifier order,
-    /// until it returns false.
+    /// until it returns false. The row is lent, not retained (the tree
+    /// holds it for the call): a scan then writes to no row's memory, where
+    /// a retain and a release of each dirtied the cache line of every row
+    /// it passed. `body` keeps a row only by copying the reference.
     func forEach(_ body: (IndexValue, RowObject) throws -> Bool) rethrows {
         switch keys {
-        case let .integers(tree): try tree.forEach { key, row in try body(.int(key), row) }
-        case let .values(tree): try tree.forEach(body)
+        case let .integers(tree): try tree.forEachUnretained { key, row in try row._withUnsafeGuaranteedRef { try body(.int(key), $0) } }
+        case let .values(tree): try tree.forEachUnretained { key, row in try row._withUnsafeGuaranteedRef { try body(key, $0) } }
         }
     }
 

@@ -1086,6 +1086,14 @@ extension PersistentBTree where Value: AnyObject {
         guard let (leaf, index) = leafPlace(for: key) else { return nil }
         return withExtendedLifetime(root) { leaf._withUnsafeGuaranteedRef { $0.unretainedValue(at: index) } }
     }
+
+    /// ``forEach(from:ahead:_:)`` of the whole tree, each value lent
+    /// unretained: valid during the call, while this tree holds it.
+    func forEachUnretained(_ body: (Key, Unmanaged<Value>) throws -> Bool) rethrows {
+        try walk(descending: false, from: { _ in false }, ahead: nil) { leaf, place in
+            try body(leaf.keys[place], leaf.unretainedValue(at: place))
+        }
+    }
 }
 
 extension BTreeNode where Value: AnyObject {
