@@ -448,9 +448,9 @@ struct IndexStorage: Sendable {
         var order: [UInt32] = []
         order.reserveCapacity(count)
         switch entries {
-        case let .one(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
-        case let .two(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
-        case let .three(tree): tree.forEach { entry, _ in order.append(place[ObjectIdentifier(entry.row.takeUnretainedValue())]!); return true }
+        case let .one(tree): tree.forEachPlace { order.append(place[ObjectIdentifier($0.pointee.row.takeUnretainedValue())]!); return true }
+        case let .two(tree): tree.forEachPlace { order.append(place[ObjectIdentifier($0.pointee.row.takeUnretainedValue())]!); return true }
+        case let .three(tree): tree.forEachPlace { order.append(place[ObjectIdentifier($0.pointee.row.takeUnretainedValue())]!); return true }
         }
         return order
     }
