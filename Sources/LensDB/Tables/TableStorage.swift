@@ -241,7 +241,9 @@ struct TableStorage: Sendable {
     /// How many entities this version holds (quarantined entries not counted).
     @usableFromInline var entityCount: Int { rows.count }
 
-    /// Calls `body` with every row, in identifier order.
+    /// Calls `body` with every row, in identifier order. Each row is lent,
+    /// not retained (``RowTree/forEach(_:)``): `body` keeps one only by
+    /// copying the reference.
     @usableFromInline func forEachRow(_ body: (RowObject) -> Void) {
         rows.forEach { _, row in body(row); return true }
     }

@@ -779,7 +779,7 @@ struct IndexStorage: Sendable {
 
     /// ``forEach(in:descending:startingAt:readsRows:_:)`` lending the value
     /// of the key's field `field` alone: a walk that groups by one field
-    /// reads no other.
+    /// gets no other (the range's checks still read the fields they bound).
     func forEach(
         in range: KeyRange, field: Int, descending: Bool = false, startingAt start: [IndexValue]? = nil, readsRows: Bool = true,
         _ body: (IndexValue, RowObject) throws -> Bool

@@ -295,7 +295,10 @@ struct PersistentBTree<Key: BTreeKey, Value: Sendable>: @unchecked Sendable {
         if !root.isLeaf { stack.reserveCapacity(Cursor.depthReserved) }
         var node = root
         while !node.isLeaf {
-            // The last child whose first key is not past the start.
+            // Ascending: the last child whose first key comes before the
+            // start (the start may lie in it; if not, the walk climbs on to
+            // the next). Descending: the last child whose first key is not
+            // after the start. The first child when there is none.
             let index = Swift.max(0, split(node) - 1)
             stack.append((node, index))
             node = node.children[index]
