@@ -436,11 +436,13 @@ protocol FieldedKey: Comparable {
 }
 
 extension FieldedKey {
-    /// -1, 0 or 1 as the first fields of this key (as many as `values` has)
-    /// come before, equal or after `values`, compared field by field.
-    func compareLeading(_ values: [IndexValue]) -> Int {
-        for position in 0..<Swift.min(fieldCount, values.count) {
-            let order = IndexValue.order(field(position), values[position])
+    /// -1, 0 or 1 as the first fields of the key at `place` (as many as
+    /// `values` has) come before, equal or after `values`, compared field
+    /// by field. By place: a method of the key called on `place.pointee`
+    /// copied the whole key first, every field of an index entry.
+    static func compareLeading(_ place: UnsafePointer<Self>, _ values: [IndexValue]) -> Int {
+        for position in 0..<Swift.min(place.pointee.fieldCount, values.count) {
+            let order = IndexValue.order(place.pointee.field(position), values[position])
             if order != 0 { return order }
         }
         return 0

@@ -822,8 +822,8 @@ struct IndexStorage: Sendable {
     private static func comesBefore<Key: FieldedKey>(
         _ range: KeyRange, _ start: [IndexValue]?, _ key: UnsafePointer<Key>, descending: Bool
     ) -> Bool {
-        if descending { return range.isAbove(key) || start.map { key.pointee.compareLeading($0) > 0 } == true }
-        return range.isBelow(key) || start.map { key.pointee.compareLeading($0) < 0 } == true
+        if descending { return range.isAbove(key) || start.map { Key.compareLeading(key, $0) > 0 } == true }
+        return range.isBelow(key) || start.map { Key.compareLeading(key, $0) < 0 } == true
     }
 
     /// Calls `body` with the value of field `field` and the row of each

@@ -202,10 +202,8 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     func isBelow<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
         // Equal fields, the most common on a descent's path, take one
         // comparison, not two.
-        for (index, value) in prefix.enumerated() {
-            let order = IndexValue.order(place.pointee.field(index), value)
-            if order != 0 { return order < 0 }
-        }
+        let order = Key.compareLeading(place, prefix)
+        if order != 0 { return order < 0 }
         guard let lower, prefix.count < place.pointee.fieldCount else { return false }
         let value = place.pointee.field(prefix.count)
         return value < lower.value || (!lower.inclusive && value == lower.value)
@@ -219,10 +217,8 @@ struct KeyRange: Sendable, Hashable, CustomStringConvertible {
     /// ``isAbove(_:)`` of the key at `place`, read there, as
     /// ``isBelow(_:)-(UnsafePointer<Key>)`` reads it.
     func isAbove<Key: FieldedKey>(_ place: UnsafePointer<Key>) -> Bool {
-        for (index, value) in prefix.enumerated() {
-            let order = IndexValue.order(place.pointee.field(index), value)
-            if order != 0 { return order > 0 }
-        }
+        let order = Key.compareLeading(place, prefix)
+        if order != 0 { return order > 0 }
         guard let upper, prefix.count < place.pointee.fieldCount else { return false }
         let value = place.pointee.field(prefix.count)
         return upper.value < value || (!upper.inclusive && value == upper.value)
